@@ -1,0 +1,57 @@
+"""The error types gradcli raises; only the CLI turns them into exit codes."""
+from __future__ import annotations
+
+
+class GradcliError(Exception):
+    """Base of every error gradcli reports to a person (exit code 2)."""
+
+    exit_code = 2
+
+
+class GraphError(GradcliError):
+    """A tensor or op was used in a way the graph cannot support."""
+
+
+class GradientError(GradcliError):
+    """A gradient rule is missing, malformed or returned the wrong thing."""
+
+
+class RegistryError(GradcliError):
+    """A gradient name was registered twice or is unknown."""
+
+
+class UnconnectedGradientError(GradientError):
+    """A requested gradient has no path to the outputs under unconnected='error'."""
+
+
+class SpecError(GradcliError):
+    """A spec file is invalid; the message names file, line, column and key path."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 column: int | None = None, key: str | None = None,
+                 source_line: str | None = None, hint: str | None = None) -> None:
+        self.bare_message = message
+        self.path, self.line, self.column, self.key = path, line, column, key
+        self.source_line, self.hint = source_line, hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = ":".join(str(p) for p in (self.path, self.line, self.column) if p is not None)
+        head = f"{where}: " if where else ""
+        key = f"{self.key}: " if self.key else ""
+        text = f"{head}{key}{self.bare_message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        if self.source_line is not None and self.column is not None:
+            text += f"\n    {self.source_line}\n    {' ' * (self.column - 1)}^"
+        return text
+
+
+class BackendUnavailable(GradcliError):
+    """A backend's framework is not installed."""
+
+
+class ExpectationFailed(GradcliError):
+    """An expect block or a comparison tolerance was not met (exit code 1)."""
+
+    exit_code = 1
