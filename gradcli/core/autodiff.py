@@ -1,0 +1,170 @@
+"""The backward walk: gc.gradients and gc.true_gradients, as tf.gradients does it.
+
+Gradients are built as graph ops, so they can be evaluated, replayed and
+differentiated again. The walk is iterative, visits only ops on a path from
+the xs to the ys, never enters a tensor in stop_gradients, sums gradients
+arriving by several paths and drops partial sums once they are used.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GradientError, UnconnectedGradientError
+from . import ops_array as A
+from . import ops_math as M
+from .graph import Op, Tensor, walk_ops
+from .registry import lookup
+
+UNCONNECTED = ("none", "zero", "error")
+
+
+def gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gradients="none"):
+    """d(sum of ys)/d(each x) with every override and custom gradient in force (tf.gradients)."""
+    return _gradients(ys, xs, grad_ys, stop_gradients, unconnected_gradients, true=False)
+
+
+def true_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gradients="none"):
+    """The same, with every gradient-altering construct replaced by its forward's derivative."""
+    return _gradients(ys, xs, grad_ys, stop_gradients, unconnected_gradients, true=True)
+
+
+def _tensor_list(value, what: str) -> list[Tensor]:
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for item in items:
+        if not isinstance(item, Tensor):
+            raise GradientError(f"{what} must be tensors, got {type(item).__name__}")
+    return items
+
+
+def _gradients(ys, xs, grad_ys, stop_gradients, unconnected, *, true: bool) -> list:
+    unconnected = getattr(unconnected, "value", unconnected)
+    if unconnected not in UNCONNECTED:
+        raise GradientError(f"unconnected_gradients must be one of {', '.join(UNCONNECTED)}, "
+                            f"got {unconnected!r}")
+    ys, xs = _tensor_list(ys, "ys"), _tensor_list(xs, "xs")
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    elif not isinstance(grad_ys, (list, tuple)):
+        grad_ys = [grad_ys]
+    if len(grad_ys) != len(ys):
+        raise GradientError(f"grad_ys has {len(grad_ys)} entries for {len(ys)} ys; give one per y")
+    stops = {t.uid for t in _tensor_list(stop_gradients or [], "stop_gradients")}
+    wanted = {x.uid for x in xs}
+
+    ops = walk_ops(ys, stop=lambda t: t.uid in stops)
+    reaching = {x.uid for x in xs if x.differentiable}
+    relevant: list[Op] = []
+    for op in ops:
+        if any(t.uid in reaching for t in op.inputs):
+            relevant.append(op)
+            reaching.update(t.uid for t in op.outputs if t.differentiable)
+
+    partials: dict[int, list[Tensor]] = {}
+    for y, gy in zip(ys, grad_ys):
+        if y.uid in reaching:
+            partials.setdefault(y.uid, []).append(_seed(y, gy))
+
+    done: dict[int, Tensor] = {}
+    for op in reversed(relevant):
+        out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
+        if all(g is None for g in out_grads):
+            continue
+        out_grads = [_zeros(t) if g is None and t.differentiable else g
+                     for t, g in zip(op.outputs, out_grads)]
+        name = op.type if true else (op.override or op.type)
+        for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
+            if g is not None and t.uid in reaching:
+                partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name))
+
+    result = []
+    for x in xs:
+        g = done[x.uid] if x.uid in done else _summed(partials, x, wanted, done)
+        result.append(g if g is not None else _unconnected(x, unconnected))
+    return result
+
+
+def _seed(y: Tensor, gy) -> Tensor:
+    if gy is None:
+        return M.constant(np.ones(y.shape, dtype=y.dtype))
+    gy = M.convert(gy, like=y)
+    if gy.shape != y.shape:
+        if gy.ndim:
+            raise GradientError(f"grad_ys for {y.name} has shape {gy.shape}; "
+                                f"it must match the output's shape {y.shape} or be a scalar")
+        gy = A.broadcast_to(gy, y.shape)
+    return gy
+
+
+def _summed(partials: dict, t: Tensor, wanted: set, done: dict) -> Tensor | None:
+    parts = partials.pop(t.uid, None)
+    if not parts:
+        return done.get(t.uid)
+    total = A.add_n(parts)
+    if t.uid in wanted:
+        done[t.uid] = total
+    return total
+
+
+def _zeros(t: Tensor) -> Tensor:
+    # An output nobody used gets zeros, as TensorFlow gives a multi-output op's rule.
+    return M.constant(np.zeros(t.shape, dtype=t.dtype))
+
+
+def _apply_rule(op: Op, name: str, out_grads: list, true: bool) -> tuple:
+    rule = lookup(name, true=true)
+    if rule is None:
+        raise GradientError(f"no gradient is registered under {name!r} (needed by op "
+                            f"{op.name} of type {op.type!r}); register one with "
+                            "@gc.register_gradient")
+    raw = rule(op, *out_grads)
+    n = len(op.inputs)
+    if raw is None or not isinstance(raw, (tuple, list)):
+        if n != 1 and raw is not None:
+            raise GradientError(f"gradient {name!r} for op {op.type!r} returned one gradient; "
+                                f"the op has {n} inputs: return a list with one per input "
+                                "(None where an input gets none)")
+        raw = (raw,) * n if raw is None else (raw,)
+    if len(raw) != n:
+        raise GradientError(f"gradient {name!r} for op {op.type!r} returned {len(raw)} "
+                            f"gradients; the op has {n} inputs")
+    return tuple(raw)
+
+
+def _fit(g, t: Tensor, i: int, op: Op, name: str) -> Tensor:
+    """Bring a rule's gradient to the input's shape: numbers broadcast, broadcasting undone."""
+    if not isinstance(g, Tensor):
+        try:
+            g = M.convert(g, like=t)
+        except Exception:
+            raise GradientError(f"gradient {name!r} for op {op.type!r} returned a "
+                                f"{type(g).__name__} for input {i}; expected a tensor, a number "
+                                "or None") from None
+    if g.dtype != t.dtype:
+        if g.dtype.kind != "f":
+            g = M.cast(g, t.dtype)
+        else:
+            raise GradientError(f"gradient {name!r} for op {op.type!r} returned {g.dtype} for "
+                                f"input {i} of dtype {t.dtype}")
+    if g.shape == t.shape:
+        return g
+    if g.ndim == 0:
+        return A.broadcast_to(g, t.shape)
+    try:
+        broadcast = np.broadcast_shapes(g.shape, t.shape) == g.shape
+    except ValueError:
+        broadcast = False
+    if not broadcast:
+        raise GradientError(f"gradient {name!r} for op {op.type!r} returned shape {g.shape} for "
+                            f"input {i} ({t.name}) of shape {t.shape}; expected {t.shape} "
+                            "(a scalar is broadcast)")
+    return A.sum_to(g, t.shape)
+
+
+def _unconnected(x: Tensor, mode: str):
+    if mode == "zero":
+        return M.constant(np.zeros(x.shape, dtype=x.dtype))
+    if mode == "error":
+        raise UnconnectedGradientError(f"{x.name} is not connected to the outputs: no path "
+                                       "carries a gradient to it (unconnected_gradients='error')")
+    return None
+

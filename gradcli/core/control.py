@@ -1,0 +1,130 @@
+"""Gradient control: constructs whose backward pass differs from their forward function.
+
+Each registers two rules: the one training uses, and (as `true=`) the
+derivative of its forward function, which gc.true_gradients uses instead.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Callable
+
+from ..errors import GradientError
+from . import ops_math as M
+from .graph import Tensor, make_op
+from .registry import defgrad
+
+
+def _identity(*values):
+    return values[0] if len(values) == 1 else values
+
+
+def stop_gradient(x) -> Tensor:
+    """Forward x, no gradient (tf.stop_gradient)."""
+    return M.unary("stop_gradient", _identity, x)
+
+
+def reverse_gradient(x, scale: float = 1.0) -> Tensor:
+    """Forward x, backward -scale * dy: a gradient-reversal layer."""
+    return M.unary("reverse_gradient", _identity, x, {"scale": float(scale)})
+
+
+def grad_pass_through(fn: Callable) -> Callable:
+    """Wrap fn: forward fn(*xs), backward identity into each x (tf.grad_pass_through)."""
+
+    @functools.wraps(fn)
+    def wrapper(*xs):
+        xs = tuple(M.convert(x) for x in xs)
+        y = fn(*xs)
+        if not isinstance(y, Tensor):
+            raise GradientError(f"grad_pass_through({_name(fn)}) expects fn to return one tensor, "
+                                f"got {type(y).__name__}")
+        n = len(xs)
+        return make_op("grad_pass_through", lambda *vs: vs[n], (*xs, y), {"fn": _name(fn)}).outputs[0]
+
+    return wrapper
+
+
+def custom_gradient(fn: Callable) -> Callable:
+    """Decorator: `def f(*xs): ...; return y, grad_fn` with grad_fn(*dys) -> one gradient per x.
+
+    The forward ops are built as usual; a custom_gradient op passes their result
+    on and, going backward, calls grad_fn instead of differentiating them.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        xs = tuple(M.convert(a) for a in args)
+        result = fn(*xs)
+        if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+            raise GradientError(f"custom_gradient function {_name(fn)!r} must return "
+                                f"(output, grad_fn); it returned {type(result).__name__}")
+        ys, grad_fn = result
+        single = isinstance(ys, Tensor)
+        ys = (ys,) if single else tuple(ys)
+        if not all(isinstance(y, Tensor) for y in ys):
+            raise GradientError(f"custom_gradient function {_name(fn)!r} must return tensors "
+                                "as its output; build it from gc ops")
+        attrs = {"grad_fn": grad_fn, "fn": _name(fn), "n_inputs": len(xs),
+                 "arg_names": _arg_names(fn, len(xs))}
+        n = len(xs)
+        op = make_op("custom_gradient", lambda *vs: _identity(*vs[n:]), (*xs, *ys), attrs,
+                     n_outputs=len(ys))
+        return op.outputs[0] if single else op.outputs
+
+    return wrapper
+
+
+def _custom_rule(op, *dys):
+    n = op.attrs["n_inputs"]
+    grads = op.attrs["grad_fn"](*dys)
+    if n == 1 and not isinstance(grads, (tuple, list)):
+        grads = (grads,)
+    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+    if len(grads) != n:
+        names = ", ".join(op.attrs["arg_names"])
+        raise GradientError(f"the gradient function of custom_gradient {op.attrs['fn']!r} returned "
+                            f"{len(grads)} gradient(s); the function has {n} input(s) ({names}): "
+                            "return one gradient per input, None where an input gets none")
+    return grads + (None,) * (len(op.inputs) - n)
+
+
+def _custom_true(op, *dys):
+    n = op.attrs["n_inputs"]
+    return (None,) * n + dys
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _arg_names(fn, n: int) -> list[str]:
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    return (names + [f"arg{i}" for i in range(len(names), n)])[:n]
+
+
+def _first_input_only(op, g, *_):
+    return (g,) + (None,) * (len(op.inputs) - 1)
+
+
+defgrad("stop_gradient", lambda op, g: None, true=lambda op, g: g)
+defgrad("reverse_gradient", lambda op, g: M.mul(g, -op.attrs["scale"]), true=lambda op, g: g)
+defgrad("grad_pass_through", lambda op, g: (g,) * (len(op.inputs) - 1) + (None,),
+        true=lambda op, g: (None,) * (len(op.inputs) - 1) + (g,))
+defgrad("custom_gradient", _custom_rule, true=_custom_true)
+
+
+# ----- named gradients for override maps (they act on an op's first input) -----
+def _hardtanh(op, g, *_):
+    x = op.inputs[0]
+    inside = M.less_equal(M.abs(x), 1)
+    return (M.where(inside, g, M.zeros_like(g)),) + (None,) * (len(op.inputs) - 1)
+
+
+defgrad("identity", _first_input_only)  # also the identity op's own rule
+defgrad("hardtanh", _hardtanh)
+defgrad("reverse", lambda op, g, *_: (M.neg(g),) + (None,) * (len(op.inputs) - 1))
+defgrad("zero", lambda op, g, *_: (M.zeros_like(op.inputs[0]),) + (None,) * (len(op.inputs) - 1))

@@ -1,0 +1,197 @@
+"""Replaying the graph: compile the ops a set of fetches needs into a flat schedule once,
+then run it as often as needed with new variable values or feeds.
+
+A schedule is a list of (kernel, out, a, b) over a list of value slots; slots
+are reused once their value is dead, so a long chain holds only what is live.
+Replay creates no objects per op beyond what the kernels themselves return.
+"""
+from __future__ import annotations
+
+import gc as _gc
+import operator
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import GraphError
+from .graph import Op, Tensor, Variable, walk_ops
+
+_CACHE: dict[tuple, "Schedule"] = {}
+_CACHE_SIZE = 256
+
+
+class Schedule:
+    """A compiled replay of the ops between some fed tensors and some fetches."""
+
+    __slots__ = ("program", "template", "variables", "feed_slots", "fetch_slots")
+
+    def __init__(self, fetches: Sequence[Tensor], fed: Sequence[Tensor]) -> None:
+        fed_ids = {t.uid for t in fed}
+        ops = walk_ops(fetches, stop=lambda t: t.uid in fed_ids)
+        slots = _SlotAllocator()
+        self.feed_slots = [slots.pin(t) for t in fed]
+        self.variables: list[tuple[Variable, int]] = []
+        template_values: dict[int, object] = {}
+        computed: list[Op] = []
+        for op in ops:
+            if op.inputs:
+                computed.append(op)
+            elif isinstance(op.outputs[0], Variable):
+                self.variables.append((op.outputs[0], slots.pin(op.outputs[0])))
+            else:
+                template_values[slots.pin(op.outputs[0])] = op.outputs[0]._value
+        fetch_ids = {t.uid for t in fetches}
+        last_use = _last_uses(computed)
+        self.program: list[tuple] = []
+        for k, op in enumerate(computed):
+            ins = [slots.slot_of(t) for t in op.inputs]
+            slots.release_dead(op.inputs, k, last_use, fetch_ids)
+            self._emit(op, ins, slots, fetch_ids, last_use, k)
+        self.fetch_slots = [slots.slot_of(t) for t in fetches]
+        self.template = [None] * slots.count
+        for i, value in template_values.items():
+            self.template[i] = value
+
+    def _emit(self, op: Op, ins: list[int], slots: "_SlotAllocator", fetch_ids, last_use, k) -> None:
+        if len(op.outputs) == 1:
+            self.program.append(_instruction(op.kernel, slots.take(op.outputs[0]), ins))
+            return
+        bundle = slots.take_anonymous()
+        self.program.append(_instruction(op.kernel, bundle, ins))
+        for i, out in enumerate(op.outputs):
+            if out.uid in fetch_ids or last_use.get(out.uid, -1) > k:
+                self.program.append((operator.itemgetter(i), slots.take(out), bundle, -1))
+        slots.free(bundle)
+
+    def run(self, feed_values: Sequence = ()) -> list:
+        v = self.template.copy()
+        for var, i in self.variables:
+            v[i] = var._value
+        for i, value in zip(self.feed_slots, feed_values):
+            v[i] = value
+        with np.errstate(all="ignore"):
+            for fn, out, a, b in self.program:
+                if b >= 0:
+                    v[out] = fn(v[a], v[b])
+                elif b == -1:
+                    v[out] = fn(v[a])
+                else:
+                    v[out] = fn(*[v[i] for i in a])
+        return [v[i] for i in self.fetch_slots]
+
+
+def _instruction(kernel, out: int, ins: list[int]) -> tuple:
+    if len(ins) == 1:
+        return (kernel, out, ins[0], -1)
+    if len(ins) == 2:
+        return (kernel, out, ins[0], ins[1])
+    return (kernel, out, tuple(ins), -2)
+
+
+def _last_uses(ops: list[Op]) -> dict[int, int]:
+    last: dict[int, int] = {}
+    for k, op in enumerate(ops):
+        for t in op.inputs:
+            last[t.uid] = k
+    return last
+
+
+class _SlotAllocator:
+    """Assigns value slots, reusing a slot once the value in it is dead."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.by_tensor: dict[int, int] = {}
+        self.pinned: set[int] = set()
+        self.free_slots: list[int] = []
+
+    def _new(self) -> int:
+        if self.free_slots:
+            return self.free_slots.pop()
+        self.count += 1
+        return self.count - 1
+
+    def pin(self, t: Tensor) -> int:
+        """A slot that is never reused: feeds, variables, constants."""
+        if t.uid not in self.by_tensor:
+            self.count += 1
+            self.by_tensor[t.uid] = self.count - 1
+            self.pinned.add(t.uid)
+        return self.by_tensor[t.uid]
+
+    def take(self, t: Tensor) -> int:
+        slot = self._new()
+        self.by_tensor[t.uid] = slot
+        return slot
+
+    def take_anonymous(self) -> int:
+        return self._new()
+
+    def free(self, slot: int) -> None:
+        self.free_slots.append(slot)
+
+    def slot_of(self, t: Tensor) -> int:
+        return self.by_tensor[t.uid]
+
+    def release_dead(self, inputs, k: int, last_use: dict, fetch_ids: set) -> None:
+        for t in set(inputs):
+            if last_use[t.uid] == k and t.uid not in self.pinned and t.uid not in fetch_ids:
+                self.free_slots.append(self.by_tensor[t.uid])
+
+
+def compile_schedule(fetches: Sequence[Tensor], fed: Sequence[Tensor] = ()) -> Schedule:
+    """The cached schedule for these fetches and fed tensors, compiled on first use."""
+    key = (tuple(t.uid for t in fetches), tuple(t.uid for t in fed))
+    schedule = _CACHE.get(key)
+    if schedule is None:
+        enabled = _gc.isenabled()
+        _gc.disable()  # building many small objects: the collector would only slow it down
+        try:
+            schedule = Schedule(fetches, fed)
+        finally:
+            if enabled:
+                _gc.enable()
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = schedule
+    return schedule
+
+
+def feed_value(t: Tensor, value):
+    """value converted to t's dtype, checked against the shape the graph was built for."""
+    array = np.asarray(value, dtype=t.dtype)
+    if array.shape != t.shape:
+        raise GraphError(f"cannot feed a value of shape {array.shape} for {t.name} of shape "
+                         f"{t.shape}; the graph was built for that shape")
+    return array[()] if array.ndim == 0 else array
+
+
+def evaluate(fetches, feed: Mapping[Tensor, object] | None = None):
+    """Values of one tensor or a list of tensors, with some tensors' values replaced by feed."""
+    single = isinstance(fetches, Tensor)
+    fetch_list = [fetches] if single else list(fetches)
+    for t in fetch_list:
+        if not isinstance(t, Tensor):
+            raise GraphError(f"evaluate() fetches tensors, got {type(t).__name__}")
+    feed = feed or {}
+    fed = list(feed)
+    schedule = compile_schedule(fetch_list, fed)
+    values = schedule.run([feed_value(t, feed[t]) for t in fed])
+    # Copies, so that a caller changing a result cannot change a constant or a variable.
+    values = [np.array(v) if isinstance(v, np.ndarray) else v for v in values]
+    return values[0] if single else values
+
+
+class function:
+    """A compiled replay as a callable: f(*feed_values) -> list of fetched values.
+
+    The fastest way to run the same graph many times (training loops, sweeps):
+    no cache look-up and no conversions per call.
+    """
+
+    def __init__(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor] = ()) -> None:
+        self.feeds = list(feeds)
+        self.schedule = compile_schedule(list(fetches), self.feeds)
+
+    def __call__(self, *values) -> list:
+        return self.schedule.run(values)

@@ -1,0 +1,207 @@
+"""Each op type's own gradient rule: rule(op, *output_grads) -> one gradient per input.
+
+Rules build graph ops, so gradients of gradients work. Broadcasting is undone
+by the backward walk, not here; `None` means no gradient through that input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GradientError
+from . import ops_array as A
+from . import ops_math as M
+from .registry import defgrad
+
+
+def _x(op, i=0):
+    return op.inputs[i]
+
+
+def _y(op, i=0):
+    return op.outputs[i]
+
+
+def _none(op, *grads):
+    return (None,) * len(op.inputs)
+
+
+def _kept_shape(x, axis) -> tuple:
+    axes = range(x.ndim) if axis is None else axis
+    return tuple(1 if i in axes else n for i, n in enumerate(x.shape))
+
+
+def _unreduce(op, t):
+    """Broadcast a reduced tensor (gradient or output) back to the input's shape."""
+    x, axis = op.inputs[0], op.attrs["axis"]
+    if not op.attrs["keepdims"]:
+        t = A.reshape(t, _kept_shape(x, axis))
+    return A.broadcast_to(t, x.shape)
+
+
+def _count(op) -> int:
+    x, axis = op.inputs[0], op.attrs["axis"]
+    return x.size if axis is None else int(np.prod([x.shape[a] for a in axis]))
+
+
+def _extremum_grad(op, g):
+    # TensorFlow shares the gradient equally among tied extrema.
+    x = op.inputs[0]
+    hits = M.cast(M.equal(x, _unreduce(op, op.outputs[0])), x.dtype)
+    counts = A.sum(hits, axis=op.attrs["axis"], keepdims=True)
+    return M.div(M.mul(hits, _unreduce(op, g)), A.broadcast_to(counts, x.shape))
+
+
+def _prod_grad(op, g):
+    axis = op.attrs["axis"]
+    if axis is not None and len(axis) > 1:
+        raise GradientError("the gradient of prod over several axes is not supported; "
+                            "reduce one axis at a time")
+    others = A.prod_others(op.inputs[0], None if axis is None else axis[0])
+    return M.mul(_unreduce(op, g), others)
+
+
+def _matmul_grad(op, g):
+    a, b = op.inputs
+    if a.ndim == 1 and b.ndim == 1:
+        return M.mul(g, b), M.mul(g, a)
+    a2 = A.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+    b2 = A.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
+    g2 = g
+    if a.ndim == 1:
+        g2 = A.reshape(g2, g2.shape[:-1] + (1,) + g2.shape[-1:]) if b.ndim > 1 else g2
+    if b.ndim == 1:
+        g2 = A.reshape(g2, g2.shape + (1,))
+    ga = M.matmul(g2, _swap_last(b2))
+    gb = M.matmul(_swap_last(a2), g2)
+    if a.ndim == 1:
+        ga = A.reshape(A.sum_to(ga, (1,) + a.shape) if ga.ndim > 2 else ga, a.shape)
+    if b.ndim == 1:
+        gb = A.reshape(A.sum_to(gb, b.shape + (1,)) if gb.ndim > 2 else gb, b.shape)
+    return ga, gb
+
+
+def _swap_last(t):
+    axes = list(range(t.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return A.transpose(t, axes)
+
+
+def _pow_grad(op, g):
+    x, p = op.inputs
+    gx = M.mul(g, M.mul(p, M.pow(x, M.sub(p, 1))))
+    safe_log = M.where(M.greater(x, 0), M.log(M.where(M.greater(x, 0), x, M.ones_like(x))),
+                       M.zeros_like(x))
+    return gx, M.mul(g, M.mul(op.outputs[0], safe_log))
+
+
+def _split_grad(op, g, join):
+    axis = op.attrs["axis"]
+    if join == "stack":
+        return tuple(A.getitem(g, (slice(None),) * (axis % g.ndim) + (i,))
+                     for i in range(len(op.inputs)))
+    axis = axis % g.ndim
+    bounds = np.cumsum([0] + [t.shape[axis] for t in op.inputs])
+    return tuple(A.getitem(g, (slice(None),) * axis + (slice(int(lo), int(hi)),))
+                 for lo, hi in zip(bounds[:-1], bounds[1:]))
+
+
+def _clip_grad(op, g):
+    x, lo, hi = op.inputs
+    inside = M.logical_and(M.greater_equal(x, lo), M.less_equal(x, hi))
+    zeros = M.zeros_like(g)
+    return (M.where(inside, g, zeros), M.where(M.less(x, lo), g, zeros),
+            M.where(M.greater(x, hi), g, zeros))
+
+
+def _zero_out_grad(op, g, _index_grad):
+    # The seeds' _zero_out_grad: the first element of dy lands on the first input element.
+    first = A.getitem(A.reshape(g, (-1,)), 0)
+    return A.getitem_grad(first, op.inputs[0], (0,) * op.inputs[0].ndim)
+
+
+def _max_with_argmax_grad(op, g, _index_grad):
+    x, axis = op.inputs[0], op.attrs["axis"]
+    mask = M.cast(M.equal(A.reshape(op.outputs[1], _kept_shape(x, (axis,))),
+                          M.constant(np.expand_dims(np.arange(x.shape[axis]),
+                                                    tuple(i for i in range(x.ndim) if i != axis)),
+                                     dtype=np.int64)), x.dtype)
+    return M.mul(mask, A.broadcast_to(A.reshape(g, _kept_shape(x, (axis,))), x.shape))
+
+
+# ----- elementwise, one input -----
+defgrad("neg", lambda op, g: M.neg(g))
+defgrad("abs", lambda op, g: M.mul(g, M.sign(_x(op))))
+defgrad("sign", lambda op, g: M.zeros_like(_x(op)))
+defgrad("round", lambda op, g: M.zeros_like(_x(op)))
+defgrad("floor", lambda op, g: M.zeros_like(_x(op)))
+defgrad("ceil", lambda op, g: M.zeros_like(_x(op)))
+defgrad("exp", lambda op, g: M.mul(g, _y(op)))
+defgrad("log", lambda op, g: M.div(g, _x(op)))
+defgrad("sqrt", lambda op, g: M.div(M.mul(g, 0.5), _y(op)))
+defgrad("square", lambda op, g: M.mul(g, M.mul(_x(op), 2)))
+defgrad("sin", lambda op, g: M.mul(g, M.cos(_x(op))))
+defgrad("cos", lambda op, g: M.neg(M.mul(g, M.sin(_x(op)))))
+defgrad("tanh", lambda op, g: M.tanh_grad(_y(op), g))
+defgrad("sigmoid", lambda op, g: M.sigmoid_grad(_y(op), g))
+defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zeros_like(g)))
+defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
+defgrad("reciprocal", lambda op, g: M.neg(M.mul(g, M.square(_y(op)))))
+defgrad("cast", lambda op, g: M.cast(g, _x(op).dtype) if _x(op).dtype.kind == "f" else None)
+for _type in ("zeros_like", "ones_like", "logical_not", "one_hot"):
+    defgrad(_type, _none)
+
+# ----- elementwise, two or three inputs -----
+defgrad("add", lambda op, g: (g, g))
+defgrad("sub", lambda op, g: (g, M.neg(g)))
+defgrad("mul", lambda op, g: (M.mul(g, _x(op, 1)), M.mul(g, _x(op, 0))))
+defgrad("div", lambda op, g: (M.div(g, _x(op, 1)),
+                              M.neg(M.div(M.mul(g, _y(op)), _x(op, 1)))))
+defgrad("pow", _pow_grad)
+defgrad("matmul", _matmul_grad)
+defgrad("maximum", lambda op, g: _select(M.greater_equal(_x(op, 0), _x(op, 1)), g))
+defgrad("minimum", lambda op, g: _select(M.less_equal(_x(op, 0), _x(op, 1)), g))
+defgrad("clip", _clip_grad)
+defgrad("where", lambda op, g: (None,) + _select(_x(op), g))
+for _type in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+              "logical_and", "logical_or"):
+    defgrad(_type, _none)
+
+
+def _select(mask, g):
+    zeros = M.zeros_like(g)
+    return M.where(mask, g, zeros), M.where(mask, zeros, g)
+
+
+# ----- reductions -----
+defgrad("sum", lambda op, g: _unreduce(op, g))
+defgrad("mean", lambda op, g: M.div(_unreduce(op, g), float(_count(op))))
+defgrad("max", _extremum_grad)
+defgrad("min", _extremum_grad)
+defgrad("prod", _prod_grad)
+defgrad("logsumexp", lambda op, g: M.mul(_unreduce(op, g),
+                                         M.exp(M.sub(_x(op), _unreduce(op, _y(op))))))
+defgrad("softmax", lambda op, g: M.mul(_y(op), M.sub(g, A.sum(M.mul(g, _y(op)),
+                                                               axis=op.attrs["axis"], keepdims=True))))
+defgrad("log_softmax", lambda op, g: M.sub(g, M.mul(M.exp(_y(op)),
+                                                     A.sum(g, axis=op.attrs["axis"], keepdims=True))))
+
+# ----- shape and indexing -----
+defgrad("reshape", lambda op, g: A.reshape(g, _x(op).shape))
+defgrad("transpose", lambda op, g: A.transpose(g, np.argsort(op.attrs["axes"])))
+defgrad("concat", lambda op, g: _split_grad(op, g, "concat"))
+defgrad("stack", lambda op, g: _split_grad(op, g, "stack"))
+defgrad("getitem", lambda op, g: A.getitem_grad(g, _x(op), op.attrs["index"]))
+defgrad("getitem_grad", lambda op, g: A.getitem(g, op.attrs["index"]))
+defgrad("sum_to", lambda op, g: A.broadcast_to(g, _x(op).shape))
+defgrad("broadcast_to", lambda op, g: A.sum_to(g, _x(op).shape))
+defgrad("add_n", lambda op, g: (g,) * len(op.inputs))
+defgrad("zero_out", _zero_out_grad)
+defgrad("max_with_argmax", _max_with_argmax_grad)
+for _type in ("uniform", "normal", "bernoulli"):
+    defgrad(_type, _none)
+
+# ----- gradient kernels (for second derivatives) -----
+defgrad("tanh_grad", lambda op, g: (M.mul(M.mul(g, _x(op, 1)), M.mul(_x(op, 0), -2.0)),
+                                    M.tanh_grad(_x(op, 0), g)))
+defgrad("sigmoid_grad", lambda op, g: (M.mul(M.mul(g, _x(op, 1)), M.sub(1.0, M.mul(_x(op, 0), 2.0))),
+                                       M.sigmoid_grad(_x(op, 0), g)))

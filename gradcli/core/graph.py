@@ -1,0 +1,218 @@
+"""Graph data: ops, the tensors they output, variables, and op construction.
+
+Every op computes its value once when it is built (that gives shapes and
+dtypes for free); evaluation later replays compiled schedules instead.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import GraphError
+
+_uids = itertools.count()
+
+
+class State:
+    """Global graph state: bumps when a variable changes, so cached values go stale."""
+
+    version = 0
+
+
+class Op:
+    """One op application: its type, inputs, attributes, forward kernel and outputs."""
+
+    __slots__ = ("type", "inputs", "attrs", "kernel", "outputs", "override", "uid")
+
+    def __init__(self, type_: str, inputs: tuple, attrs: dict, kernel: Callable | None) -> None:
+        self.type = type_
+        self.inputs = inputs
+        self.attrs = attrs
+        self.kernel = kernel
+        self.outputs: tuple[Tensor, ...] = ()
+        self.override: str | None = None  # named gradient from gradient_override_map
+        self.uid = next(_uids)
+
+    @property
+    def output(self) -> Tensor:
+        return self.outputs[0]
+
+    @property
+    def name(self) -> str:
+        return f"{self.type}_{self.uid}"
+
+    def get_attr(self, name: str):
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise GraphError(f"op {self.type!r} has no attribute {name!r}; it has "
+                             f"{sorted(self.attrs) or 'none'}") from None
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name} inputs={[t.name for t in self.inputs]}>"
+
+
+class Tensor:
+    """One output of an op: a node of the graph with a known shape and dtype."""
+
+    __slots__ = ("op", "index", "shape", "dtype", "_value", "_version", "label", "uid",
+                 "__weakref__")
+    __array_priority__ = 1000  # numpy defers to our operators: ndarray * Tensor -> Tensor
+
+    def __init__(self, op: Op, index: int, value) -> None:
+        self.op = op
+        self.index = index
+        self.shape: tuple[int, ...] = np.shape(value)
+        self.dtype: np.dtype = np.asarray(value).dtype if not hasattr(value, "dtype") else value.dtype
+        self._value = value
+        self._version = State.version
+        self.label: str | None = None
+        self.uid = next(_uids)
+
+    @property
+    def name(self) -> str:
+        return self.label or (self.op.name if self.index == 0 else f"{self.op.name}:{self.index}")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def differentiable(self) -> bool:
+        return self.dtype.kind == "f"
+
+    def numpy(self):
+        """The tensor's value under the current variable values."""
+        if self._version != State.version and self.op.inputs:
+            from .evaluate import evaluate
+            self._value = evaluate([self])[0]
+            self._version = State.version
+        value = self._value
+        return np.array(value) if isinstance(value, np.ndarray) else value
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.numpy(), dtype=dtype)
+
+    def __float__(self) -> float:
+        return float(self.numpy())
+
+    def __bool__(self) -> bool:
+        raise GraphError("a tensor has no truth value while the graph is built; "
+                         "use gc.where(cond, a, b) to choose between tensors")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise GraphError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<Tensor {self.name} shape={self.shape} dtype={self.dtype}>"
+
+    # Operators live in ops.py (attached there) so that this file stays about data.
+
+
+class Variable(Tensor):
+    """A leaf whose value can change between evaluations (assign)."""
+
+    __slots__ = ("trainable",)
+
+    def assign(self, value) -> "Variable":
+        new = np.asarray(value, dtype=self.dtype)
+        if new.shape != self.shape:
+            raise GraphError(f"cannot assign a value of shape {new.shape} to variable "
+                             f"{self.name!r} of shape {self.shape}; the graph was built "
+                             "for that shape")
+        self._value = new[()] if new.ndim == 0 else new
+        State.version += 1
+        self._version = State.version
+        return self
+
+    def numpy(self):
+        value = self._value
+        return np.array(value) if isinstance(value, np.ndarray) else value
+
+
+def current_value(t: Tensor):
+    """The tensor's value, recomputed if a variable changed since it was cached."""
+    if t._version != State.version and t.op.inputs:
+        t.numpy()
+    return t._value
+
+
+def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict | None = None,
+            n_outputs: int = 1) -> Op:
+    """Build an op, run its kernel once on the current values and create its outputs."""
+    from .registry import claim_override
+    op = Op(type_, tuple(inputs), attrs or {}, kernel)
+    values = [current_value(t) for t in op.inputs]
+    try:
+        with np.errstate(all="ignore"):
+            result = kernel(*values)
+    except (ValueError, TypeError, IndexError) as exc:
+        shapes = ", ".join(f"{t.shape} {t.dtype}" for t in op.inputs)
+        raise GraphError(f"op {type_!r} cannot run on inputs of shape {shapes}: {exc}") from None
+    values = result if n_outputs > 1 else (result,)
+    if n_outputs > 1 and len(values) != n_outputs:
+        raise GraphError(f"op {type_!r} returned {len(values)} outputs, expected {n_outputs}")
+    op.outputs = tuple(Tensor(op, i, v) for i, v in enumerate(values))
+    op.override = claim_override(op)
+    return op
+
+
+def leaf(value, kind: str, dtype=None, name: str | None = None, trainable: bool = False) -> Tensor:
+    """A constant or variable leaf holding value in the requested dtype."""
+    array = as_array(value, dtype)
+    op = Op(kind, (), {}, None)
+    cls = Variable if kind == "variable" else Tensor
+    tensor = cls(op, 0, array[()] if array.ndim == 0 else array)
+    if cls is Variable:
+        tensor.trainable = trainable
+    tensor.label = name
+    op.outputs = (tensor,)
+    return tensor
+
+
+def as_array(value, dtype=None) -> np.ndarray:
+    """Convert user data: Python numbers and int lists become float64 unless a dtype is given."""
+    if isinstance(value, Tensor):
+        raise GraphError("expected a value, got a tensor; use it directly in ops instead")
+    if dtype is not None:
+        return np.array(value, dtype=np.dtype(dtype))
+    array = np.array(value)
+    if array.dtype.kind in "iub" and not isinstance(value, np.ndarray):
+        return array.astype(np.float64) if array.dtype.kind != "b" else array
+    if array.dtype.kind not in "fiub":
+        raise GraphError(f"cannot make a tensor from {type(value).__name__} values")
+    return array
+
+
+def walk_ops(tensors: Sequence[Tensor], stop: Callable[[Tensor], bool] = lambda t: False) -> list[Op]:
+    """Ops the tensors depend on, in topological order, without recursion.
+
+    A tensor for which stop() is true is treated as a leaf: its op is not entered.
+    """
+    order: list[Op] = []
+    seen: set[int] = set()
+    stack: list[tuple[Op, int]] = []
+    for t in tensors:
+        if stop(t) or t.op.uid in seen:
+            continue
+        seen.add(t.op.uid)
+        stack.append((t.op, 0))
+        while stack:
+            op, i = stack.pop()
+            if i < len(op.inputs):
+                stack.append((op, i + 1))
+                child = op.inputs[i]
+                if not stop(child) and child.op.uid not in seen:
+                    seen.add(child.op.uid)
+                    stack.append((child.op, 0))
+            else:
+                order.append(op)
+    return order

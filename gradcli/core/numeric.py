@@ -1,0 +1,112 @@
+"""Central finite differences of the forward computation, by replaying the graph.
+
+Each probe feeds a perturbed value for one x (and holds the stop_gradients
+tensors at their current values, so the same partial derivative is taken);
+the schedule is compiled once and replayed for every probe.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GradientError
+from .autodiff import UNCONNECTED, _tensor_list
+from .evaluate import compile_schedule, feed_value
+from .graph import Tensor, current_value, walk_ops
+
+
+def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gradients="none",
+                      eps: float | None = None, max_probes: int = 2048, directions: int = 16,
+                      seed: int = 0) -> list:
+    """Finite-difference gradients of sum(grad_ys * ys) with respect to each x.
+
+    An x with more than max_probes elements gets a directional estimate: the
+    derivative along `directions` seeded random directions, returned as the
+    least-norm gradient consistent with them (the true gradient's projection
+    onto their span), so compare it with directional_projection().
+    """
+    ys, xs = _tensor_list(ys, "ys"), _tensor_list(xs, "xs")
+    if unconnected_gradients not in UNCONNECTED:
+        raise GradientError(f"unconnected_gradients must be one of {', '.join(UNCONNECTED)}")
+    weights = _weights(ys, grad_ys)
+    stops = _tensor_list(stop_gradients or [], "stop_gradients")
+    results = []
+    for x in xs:
+        held = [s for s in stops if s.uid != x.uid]
+        if not x.differentiable or not _depends(ys, x, held):
+            results.append(None if unconnected_gradients == "none"
+                           else np.zeros(x.shape, dtype=x.dtype))
+            continue
+        schedule = compile_schedule(ys, [x, *held])
+        held_values = [feed_value(s, current_value(s)) for s in held]
+
+        def objective(value, schedule=schedule, held_values=held_values, x=x):
+            outs = schedule.run([feed_value(x, value), *held_values])
+            return sum(float(np.sum(np.asarray(w) * np.asarray(o, dtype=np.float64)))
+                       for w, o in zip(weights, outs))
+
+        base = np.asarray(current_value(x), dtype=np.float64)
+        step = eps if eps is not None else (1e-6 if x.dtype == np.float64 else 1e-3)
+        if base.size <= max_probes:
+            results.append(_as_value(_full(objective, base, step), x))
+        else:
+            basis = random_directions(base.shape, directions, seed)
+            slopes = np.array([(objective(base + step * d) - objective(base - step * d)) / (2 * step)
+                               for d in basis])
+            results.append(_as_value(_least_norm(basis, slopes), x))
+    return results
+
+
+def _as_value(grad: np.ndarray, x: Tensor):
+    grad = grad.astype(x.dtype)
+    return grad[()] if grad.ndim == 0 else grad
+
+
+def _full(objective, base: np.ndarray, step: float) -> np.ndarray:
+    grad = np.zeros(base.shape)
+    flat_base, flat_grad = base.reshape(-1), grad.reshape(-1)
+    for i in range(flat_base.size):
+        h = step * max(1.0, abs(flat_base[i]))
+        probe = flat_base.copy()
+        probe[i] += h
+        up = objective(probe.reshape(base.shape))
+        probe[i] -= 2 * h
+        down = objective(probe.reshape(base.shape))
+        flat_grad[i] = (up - down) / (2 * h)
+    return grad
+
+
+def random_directions(shape: tuple, count: int, seed: int) -> np.ndarray:
+    """count seeded unit directions in the space of a tensor of this shape."""
+    basis = np.random.default_rng(seed).standard_normal((count, *shape))
+    norms = np.sqrt(np.sum(basis.reshape(count, -1) ** 2, axis=1))
+    return basis / norms.reshape((count,) + (1,) * len(shape))
+
+
+def _least_norm(basis: np.ndarray, slopes: np.ndarray) -> np.ndarray:
+    flat = basis.reshape(len(basis), -1)
+    coeffs = np.linalg.lstsq(flat @ flat.T, slopes, rcond=None)[0]
+    return (coeffs @ flat).reshape(basis.shape[1:])
+
+
+def directional_projection(gradient: np.ndarray, directions: int = 16, seed: int = 0) -> np.ndarray:
+    """An analytic gradient projected onto the span numeric_gradients probed, for comparison."""
+    basis = random_directions(np.shape(gradient), directions, seed)
+    flat = basis.reshape(len(basis), -1)
+    slopes = flat @ np.asarray(gradient, dtype=np.float64).reshape(-1)
+    return _least_norm(basis, slopes)
+
+
+def _weights(ys: list[Tensor], grad_ys) -> list:
+    if grad_ys is None:
+        return [1.0] * len(ys)
+    grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
+    return [1.0 if g is None else np.asarray(current_value(g) if isinstance(g, Tensor) else g,
+                                             dtype=np.float64) for g in grad_ys]
+
+
+def _depends(ys: list[Tensor], x: Tensor, held: list[Tensor]) -> bool:
+    held_ids = {t.uid for t in held}
+    if any(y.uid == x.uid for y in ys):
+        return True
+    return any(t.uid == x.uid for op in walk_ops(ys, stop=lambda t: t.uid in held_ids)
+               for t in op.inputs)

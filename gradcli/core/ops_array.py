@@ -1,0 +1,237 @@
+"""Reductions, shape ops, indexing, seeded random draws and multi-output ops."""
+from __future__ import annotations
+
+import builtins
+import functools
+import itertools
+import operator
+
+import numpy as np
+
+from ..errors import GraphError
+from .graph import Tensor, make_op
+from .ops_math import convert, unary
+
+
+def _axis_attrs(x: Tensor, axis, keepdims: bool) -> dict:
+    if axis is not None:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        for a in axes:
+            if not -x.ndim <= a < builtins.max(x.ndim, 1):
+                raise GraphError(f"axis {a} is out of range for a tensor of shape {x.shape}")
+        axis = tuple(int(a) % builtins.max(x.ndim, 1) for a in axes)
+    return {"axis": axis, "keepdims": bool(keepdims)}
+
+
+def _reduction(type_: str, fn):
+    def build(x, axis=None, keepdims=False) -> Tensor:
+        x = convert(x)
+        attrs = _axis_attrs(x, axis, keepdims)
+        ax, keep = attrs["axis"], attrs["keepdims"]
+        return unary(type_, lambda v: fn(v, axis=ax, keepdims=keep), x, attrs)
+    build.__name__ = type_
+    build.__doc__ = f"{type_} over axis (all axes by default), as tf.reduce_{type_}."
+    return build
+
+
+def _logsumexp(v, axis=None, keepdims=False):
+    peak = np.max(v, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0)
+    out = np.log(np.sum(np.exp(v - peak), axis=axis, keepdims=True)) + peak
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+sum = _reduction("sum", np.sum)          # noqa: A001 - mirrors the expression language
+mean = _reduction("mean", np.mean)
+max = _reduction("max", np.max)          # noqa: A001
+min = _reduction("min", np.min)          # noqa: A001
+prod = _reduction("prod", np.prod)
+logsumexp = _reduction("logsumexp", _logsumexp)
+
+
+def _softmax(v, axis):
+    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _log_softmax(v, axis):
+    shifted = v - np.max(v, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def softmax(x, axis=-1) -> Tensor:
+    return unary("softmax", lambda v: _softmax(v, axis), x, {"axis": axis})
+
+
+def log_softmax(x, axis=-1) -> Tensor:
+    return unary("log_softmax", lambda v: _log_softmax(v, axis), x, {"axis": axis})
+
+
+def transpose(x, axes=None) -> Tensor:
+    x = convert(x)
+    axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(int(a) for a in axes)
+    return unary("transpose", lambda v: np.transpose(v, axes), x, {"axes": axes})
+
+
+def reshape(x, shape) -> Tensor:
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    x = convert(x)
+    return unary("reshape", lambda v: np.reshape(v, shape), x, {"shape": shape})
+
+
+def concat(values, axis=0) -> Tensor:
+    tensors = _same_dtype(values, "concat")
+    return make_op("concat", lambda *vs: np.concatenate(vs, axis=axis), tensors, {"axis": axis}).outputs[0]
+
+
+def stack(values, axis=0) -> Tensor:
+    tensors = _same_dtype(values, "stack")
+    return make_op("stack", lambda *vs: np.stack(vs, axis=axis), tensors, {"axis": axis}).outputs[0]
+
+
+def _same_dtype(values, what: str) -> tuple[Tensor, ...]:
+    if not values:
+        raise GraphError(f"{what}() needs at least one tensor")
+    like = next((v for v in values if isinstance(v, Tensor)), None)
+    tensors = tuple(convert(v, like=like) for v in values)
+    if len({t.dtype for t in tensors}) > 1:
+        raise GraphError(f"{what}() needs tensors of one dtype, got {sorted({str(t.dtype) for t in tensors})}")
+    return tensors
+
+
+def one_hot(indices, depth: int, dtype=np.float64) -> Tensor:
+    indices = convert(indices)
+    if indices.dtype.kind not in "iu":
+        raise GraphError(f"one_hot() needs integer indices, got {indices.dtype}")
+    eye = np.eye(int(depth), dtype=dtype)
+    return unary("one_hot", lambda v: eye[v], indices, {"depth": int(depth)})
+
+
+def getitem(x, index) -> Tensor:
+    """x[index] for integers, slices, None, Ellipsis and integer lists."""
+    x = convert(x)
+    index = _normalize_index(index)
+    return unary("getitem", lambda v: v[index], x, {"index": index})
+
+
+def _normalize_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    for item in items:
+        if isinstance(item, Tensor):
+            raise GraphError("indexing with a tensor is not supported; index with numbers")
+        if isinstance(item, list):
+            item = np.asarray(item, dtype=np.int64)
+        out.append(item)
+    return tuple(out)
+
+
+Tensor.__getitem__ = getitem
+
+
+# ----- seeded random draws: drawn once, the same numbers on every replay -----
+class _Seeds:
+    base = 0
+    counter = itertools.count()
+
+
+def set_seed(seed: int) -> None:
+    """Make every later random op's draw a function of seed and its order of creation."""
+    _Seeds.base = int(seed)
+    _Seeds.counter = itertools.count()
+
+
+def _random(type_: str, draw, shape, seed, dtype, attrs: dict) -> Tensor:
+    seed = (_Seeds.base, next(_Seeds.counter)) if seed is None else (int(seed),)
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    value = draw(np.random.default_rng(list(seed)), shape).astype(dtype)
+    value = value[()] if value.ndim == 0 else value
+    return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).outputs[0]
+
+
+def uniform(shape, low=0.0, high=1.0, seed=None, dtype=np.float64) -> Tensor:
+    return _random("uniform", lambda r, s: r.uniform(low, high, s), shape, seed, dtype,
+                   {"low": low, "high": high})
+
+
+def normal(shape, mean=0.0, std=1.0, seed=None, dtype=np.float64) -> Tensor:
+    return _random("normal", lambda r, s: r.normal(mean, std, s), shape, seed, dtype,
+                   {"mean": mean, "std": std})
+
+
+def bernoulli(shape, p=0.5, seed=None, dtype=np.float64) -> Tensor:
+    return _random("bernoulli", lambda r, s: (r.random(s) < p), shape, seed, dtype, {"p": p})
+
+
+# ----- multi-output ops -----
+def _zero_out(v):
+    zeroed = np.zeros_like(v)
+    if np.size(v):
+        zeroed.flat[0] = np.ravel(v)[0]
+    return (zeroed[()] if zeroed.ndim == 0 else zeroed), np.int64(0)
+
+
+def zero_out(x) -> tuple[Tensor, Tensor]:
+    """(x with all but its first element zeroed, the index kept): the seeds' ZeroOut."""
+    return make_op("zero_out", _zero_out, (convert(x),), n_outputs=2).outputs
+
+
+def max_with_argmax(x, axis=-1) -> tuple[Tensor, Tensor]:
+    """(max along axis, its integer index); the index is not differentiable."""
+    x = convert(x)
+    axis = _axis_attrs(x, axis, False)["axis"][0]
+    kernel = lambda v: (np.max(v, axis=axis), np.argmax(v, axis=axis))  # noqa: E731
+    return make_op("max_with_argmax", kernel, (x,), {"axis": axis}, n_outputs=2).outputs
+
+
+# ----- ops that gradient rules build (differentiable themselves) -----
+def _sum_to(v, shape):
+    lead = np.ndim(v) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and np.shape(v)[lead + i] != 1)
+    out = np.sum(v, axis=axes, keepdims=True) if axes else v
+    return np.reshape(out, shape) if lead or np.shape(out) != shape else out
+
+
+def sum_to(x: Tensor, shape: tuple) -> Tensor:
+    """Sum x down to shape: undoes broadcasting, the one place gradients do it."""
+    return unary("sum_to", lambda v: _sum_to(v, shape), x, {"shape": tuple(shape)})
+
+
+def broadcast_to(x: Tensor, shape: tuple) -> Tensor:
+    return unary("broadcast_to", lambda v: np.broadcast_to(v, shape), x, {"shape": tuple(shape)})
+
+
+def add_n(tensors) -> Tensor:
+    """Sum of several gradients arriving at one tensor."""
+    if len(tensors) == 1:
+        return tensors[0]
+    return make_op("add_n", lambda *vs: functools.reduce(operator.add, vs), tuple(tensors)).outputs[0]
+
+
+def _scatter(g, shape, index, dtype):
+    out = np.zeros(shape, dtype=dtype)
+    np.add.at(out, index, g)
+    return out
+
+
+def getitem_grad(g: Tensor, x: Tensor, index) -> Tensor:
+    """Zeros of x's shape with g added at x[index] (repeated indices accumulate)."""
+    shape, dtype = x.shape, x.dtype
+    return unary("getitem_grad", lambda v: _scatter(v, shape, index, dtype), g,
+                 {"index": index, "shape": shape})
+
+
+def _prod_others(v, axis):
+    """For each element, the product of the others along axis (zeros handled exactly)."""
+    flat = axis is None
+    a = np.reshape(v, -1) if flat else np.moveaxis(v, axis, -1)
+    ones = np.ones_like(a[..., :1])
+    left = np.cumprod(np.concatenate([ones, a[..., :-1]], axis=-1), axis=-1)
+    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(a, -1)[..., :-1]], axis=-1), axis=-1), -1)
+    out = left * right
+    return np.reshape(out, np.shape(v)) if flat else np.moveaxis(out, -1, axis)
+
+
+def prod_others(x: Tensor, axis) -> Tensor:
+    return unary("prod_others", lambda v: _prod_others(v, axis), x, {"axis": axis})

@@ -1,0 +1,168 @@
+"""Elementwise ops and the Tensor operators, as graph builders with numpy kernels.
+
+Kernels are plain callables over values; `operator` functions are used where
+they exist because they keep numpy scalars on numpy's fast scalar path.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..errors import GraphError
+from .graph import Tensor, leaf, make_op
+
+
+def constant(value, dtype=None, name: str | None = None) -> Tensor:
+    """A constant tensor; Python numbers and int lists become float64 unless dtype is given."""
+    return leaf(value, "constant", dtype, name)
+
+
+def variable(value, name: str | None = None, trainable: bool = True, dtype=None) -> Tensor:
+    """A variable: a leaf whose value `assign` can change between evaluations."""
+    var = leaf(value, "variable", dtype, name, trainable)
+    if trainable and var.dtype.kind != "f":
+        var.trainable = False
+    return var
+
+
+def convert(value, like: Tensor | None = None) -> Tensor:
+    """A tensor for value; plain numbers take the float dtype of `like`, as in TensorFlow."""
+    if isinstance(value, Tensor):
+        return value
+    if like is not None and like.dtype.kind == "f":
+        array = np.asarray(value)
+        if array.dtype.kind in "iuf":
+            return constant(array, dtype=like.dtype)
+    return constant(value)
+
+
+def _pair(x, y) -> tuple[Tensor, Tensor]:
+    if not isinstance(x, Tensor):
+        x = convert(x, like=y if isinstance(y, Tensor) else None)
+    if not isinstance(y, Tensor):
+        y = convert(y, like=x)
+    if x.dtype.kind == "f" and y.dtype.kind == "f" and x.dtype != y.dtype:
+        raise GraphError(f"cannot combine a {x.dtype} tensor with a {y.dtype} tensor; "
+                         "cast one of them first (gc.cast)")
+    return x, y
+
+
+def unary(type_: str, kernel, x, attrs: dict | None = None) -> Tensor:
+    return make_op(type_, kernel, (convert(x),), attrs).outputs[0]
+
+
+def binary(type_: str, kernel, x, y) -> Tensor:
+    return make_op(type_, kernel, _pair(x, y)).outputs[0]
+
+
+def _sigmoid(x):
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+def _identity(x):
+    return x
+
+
+def _reciprocal(x):
+    return 1 / x
+
+
+# ----- one input -----
+def abs(x): return unary("abs", operator.abs, x)          # noqa: A001 - mirrors tf.abs
+def sign(x): return unary("sign", np.sign, x)
+def neg(x): return unary("neg", operator.neg, x)
+def exp(x): return unary("exp", np.exp, x)
+def log(x): return unary("log", np.log, x)
+def sqrt(x): return unary("sqrt", np.sqrt, x)
+def square(x): return unary("square", np.square, x)
+def sin(x): return unary("sin", np.sin, x)
+def cos(x): return unary("cos", np.cos, x)
+def tanh(x): return unary("tanh", np.tanh, x)
+def sigmoid(x): return unary("sigmoid", _sigmoid, x)
+def relu(x): return unary("relu", lambda v: np.maximum(v, 0), x)
+def softplus(x): return unary("softplus", _softplus, x)
+def round(x): return unary("round", np.round, x)          # noqa: A001 - half to even, as tf.round
+def floor(x): return unary("floor", np.floor, x)
+def ceil(x): return unary("ceil", np.ceil, x)
+def reciprocal(x): return unary("reciprocal", _reciprocal, x)
+def identity(x): return unary("identity", _identity, x)
+def zeros_like(x): return unary("zeros_like", np.zeros_like, x)
+def ones_like(x): return unary("ones_like", np.ones_like, x)
+def logical_not(x): return unary("logical_not", np.logical_not, x)
+
+
+# ----- two inputs -----
+def add(x, y): return binary("add", operator.add, x, y)
+def sub(x, y): return binary("sub", operator.sub, x, y)
+def mul(x, y): return binary("mul", operator.mul, x, y)
+def div(x, y): return binary("div", operator.truediv, x, y)
+def pow(x, y): return binary("pow", operator.pow, x, y)  # noqa: A001 - mirrors tf.pow
+def matmul(a, b): return binary("matmul", operator.matmul, a, b)
+def maximum(x, y): return binary("maximum", np.maximum, x, y)
+def minimum(x, y): return binary("minimum", np.minimum, x, y)
+def less(x, y): return binary("less", operator.lt, x, y)
+def less_equal(x, y): return binary("less_equal", operator.le, x, y)
+def greater(x, y): return binary("greater", operator.gt, x, y)
+def greater_equal(x, y): return binary("greater_equal", operator.ge, x, y)
+def equal(x, y): return binary("equal", operator.eq, x, y)
+def not_equal(x, y): return binary("not_equal", operator.ne, x, y)
+def logical_and(x, y): return binary("logical_and", np.logical_and, x, y)
+def logical_or(x, y): return binary("logical_or", np.logical_or, x, y)
+
+
+def clip(x, lo, hi) -> Tensor:
+    """Clip to [lo, hi] (tf.clip_by_value); the gradient passes where lo <= x <= hi."""
+    x = convert(x)
+    lo, hi = convert(lo, like=x), convert(hi, like=x)
+    return make_op("clip", lambda v, a, b: np.minimum(np.maximum(v, a), b), (x, lo, hi)).outputs[0]
+
+
+def where(cond, a, b) -> Tensor:
+    """a where cond is true, else b; the gradient flows to the branch chosen."""
+    cond = convert(cond)
+    if cond.dtype.kind != "b":
+        raise GraphError(f"where() needs a boolean condition, got {cond.dtype}")
+    a, b = _pair(a, b)
+    return make_op("where", np.where, (cond, a, b)).outputs[0]
+
+
+def cast(x, dtype) -> Tensor:
+    """x converted to dtype (a numpy dtype or its name)."""
+    target = np.dtype(dtype)
+    return unary("cast", lambda v: v.astype(target), x, {"dtype": target})
+
+
+def dtype(x) -> np.dtype:
+    """The dtype of x, for cast(y, dtype(x))."""
+    return convert(x).dtype
+
+
+# ----- gradient kernels that are ops too, so that second derivatives work -----
+def tanh_grad(y, g): return binary("tanh_grad", lambda y_, g_: g_ * (1 - y_ * y_), y, g)
+def sigmoid_grad(y, g): return binary("sigmoid_grad", lambda y_, g_: g_ * (y_ * (1 - y_)), y, g)
+
+
+def _attach_operators() -> None:
+    def swapped(fn):
+        return lambda self, other: fn(other, self)
+
+    for name, fn in [("add", add), ("sub", sub), ("mul", mul), ("truediv", div),
+                     ("pow", pow), ("matmul", matmul), ("and", logical_and), ("or", logical_or)]:
+        setattr(Tensor, f"__{name}__", fn)
+        setattr(Tensor, f"__r{name}__", swapped(fn))
+    Tensor.__neg__ = neg
+    Tensor.__pos__ = identity
+    Tensor.__abs__ = abs
+    Tensor.__invert__ = logical_not
+    Tensor.__lt__, Tensor.__le__ = less, less_equal
+    Tensor.__gt__, Tensor.__ge__ = greater, greater_equal
+    # == and != stay identity comparisons so tensors remain usable as dict keys
+    # (feeds); gc.equal and gc.not_equal compare values, as in TensorFlow 1.
+
+
+_attach_operators()

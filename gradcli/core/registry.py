@@ -1,0 +1,136 @@
+"""The gradient registry and override scopes (RegisterGradient, gradient_override_map).
+
+One table maps a name, case-insensitively, to a gradient rule: op types
+register their own rule under their type, users add named rules, and an
+override scope remaps op types to names for the ops built inside it.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Callable, Mapping
+
+from ..errors import RegistryError
+
+Rule = Callable[..., object]  # rule(op, *output_grads) -> one gradient per input
+
+_RULES: dict[str, Rule] = {}
+_NAMES: dict[str, str] = {}        # lowercase -> name as registered, for messages and listings
+_TRUE_RULES: dict[str, Rule] = {}  # control ops: the derivative of their forward function
+_BUILTIN: set[str] = set()
+
+
+class OverrideUnusedWarning(UserWarning):
+    """An override_map entry matched no op: TensorFlow's silent no-op, made loud."""
+
+
+def defgrad(op_type: str, rule: Rule, *, true: Rule | None = None) -> None:
+    """Register an op type's own gradient; `true` is its real derivative if that differs."""
+    key = op_type.lower()
+    _RULES[key] = rule
+    _NAMES[key] = op_type
+    _BUILTIN.add(key)
+    if true is not None:
+        _TRUE_RULES[key] = true
+
+
+def register_gradient(name: str, *, replace: bool = False) -> Callable[[Rule], Rule]:
+    """Decorator: register `def f(op, grad, ...)` under `name` (like tf.RegisterGradient)."""
+    if not isinstance(name, str) or not name:
+        raise RegistryError(f"a gradient name must be a non-empty string, got {name!r}")
+    key = name.lower()
+    if key in _RULES and not replace:
+        kind = "an op type's own gradient" if key in _BUILTIN else "a registered gradient"
+        raise RegistryError(f"gradient name {name!r} is taken by {kind} ({_NAMES[key]!r}); "
+                            "pick another name, or pass replace=True to "
+                            "register_gradient to replace it on purpose")
+
+    def decorate(rule: Rule) -> Rule:
+        if key in _BUILTIN and replace:
+            _BUILTIN.discard(key)
+        _RULES[key] = rule
+        _NAMES[key] = name
+        return rule
+
+    return decorate
+
+
+def unregister_gradient(name: str) -> None:
+    """Remove a user-registered gradient (for tests and for specs that registered one)."""
+    key = name.lower()
+    if key in _BUILTIN:
+        raise RegistryError(f"{name!r} is built in and cannot be removed")
+    _RULES.pop(key, None)
+    _NAMES.pop(key, None)
+
+
+def is_registered(name: str) -> bool:
+    return name.lower() in _RULES
+
+
+def lookup(name: str, *, true: bool = False) -> Rule | None:
+    key = name.lower()
+    return (_TRUE_RULES.get(key) if true else None) or _RULES.get(key)
+
+
+def registered_names() -> list[str]:
+    return sorted(_NAMES.values(), key=str.lower)
+
+
+# ----- override scopes -----
+
+class _Scopes(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[gradient_override_map] = []
+
+
+_scopes = _Scopes()
+
+
+class gradient_override_map:
+    """Context manager: ops of the given types built inside use the named gradients.
+
+    Keys are op types (case-insensitive, so TensorFlow's "Sign" works), values
+    are registered gradient names. Scopes nest; the inner one wins. Leaving a
+    scope in which an entry matched no op warns, naming the entry.
+    """
+
+    def __init__(self, mapping: Mapping[str, str], *, warn_unused: bool = True) -> None:
+        self.mapping = {}
+        for op_type, gradient in mapping.items():
+            if not is_registered(gradient):
+                raise RegistryError(f"gradient_override_map: no gradient is registered as "
+                                    f"{gradient!r} (for op type {op_type!r}); register it with "
+                                    "@gc.register_gradient first")
+            self.mapping[op_type.lower()] = gradient
+        self.original_keys = {k.lower(): k for k in mapping}
+        self.matches: dict[str, list] = {k: [] for k in self.mapping}
+        self.warn_unused = warn_unused
+
+    def __enter__(self) -> "gradient_override_map":
+        _scopes.stack.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _scopes.stack.remove(self)
+        if self.warn_unused and exc[0] is None:
+            for key, ops in self.matches.items():
+                if not ops:
+                    warnings.warn(OverrideUnusedWarning(
+                        f"gradient_override_map entry {self.original_keys[key]!r} -> "
+                        f"{self.mapping[key]!r} matched no op: no op of type "
+                        f"{self.original_keys[key]!r} was built inside the scope"), stacklevel=2)
+
+    @property
+    def unused(self) -> list[str]:
+        return [self.original_keys[k] for k, ops in self.matches.items() if not ops]
+
+
+def claim_override(op) -> str | None:
+    """The gradient name the innermost scope assigns to a new op, noting the match."""
+    key = op.type.lower()
+    for scope in reversed(_scopes.stack):
+        if key in scope.mapping:
+            scope.matches[key].append(op)
+            return scope.mapping[key]
+    return None

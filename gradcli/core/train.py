@@ -1,0 +1,97 @@
+"""Optimizers in the style of tf.train: compute_gradients, apply_gradients, minimize.
+
+Gradients are graph tensors (so they can be clipped or altered first);
+apply_gradients evaluates them together in one replay and updates the
+variables in numpy with TensorFlow 1's update formulas.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GradientError
+from .autodiff import gradients
+from .evaluate import compile_schedule
+from .graph import Tensor, Variable, walk_ops
+
+
+def trainable_variables(loss: Tensor) -> list[Variable]:
+    """The trainable variables loss depends on, in order of creation."""
+    found = {t.uid: t for op in walk_ops([loss]) for t in op.outputs
+             if isinstance(t, Variable) and t.trainable}
+    return [found[k] for k in sorted(found)]
+
+
+class Optimizer:
+    """Base: subclasses define the per-variable update in numpy."""
+
+    def __init__(self, learning_rate: float) -> None:
+        self.learning_rate = float(learning_rate)
+        self.iterations = 0
+        self._slots: dict[int, dict[str, np.ndarray]] = {}
+
+    def compute_gradients(self, loss: Tensor, var_list=None, grad_loss=None) -> list[tuple]:
+        """[(gradient tensor or None, variable), ...] for var_list (default: loss's trainables)."""
+        var_list = trainable_variables(loss) if var_list is None else list(var_list)
+        for v in var_list:
+            if not isinstance(v, Variable):
+                raise GradientError(f"compute_gradients() var_list holds {v!r}, which is not a "
+                                    "variable; make it with gc.variable")
+        grads = gradients([loss], var_list, grad_ys=None if grad_loss is None else [grad_loss])
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars) -> None:
+        """One update step for every variable whose gradient is not None."""
+        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+        if not pairs:
+            raise GradientError("no gradients provided for any variable: every gradient is None "
+                                "(is the loss connected to the variables?)")
+        values = compile_schedule([g for g, _ in pairs]).run()
+        self.iterations += 1
+        for grad, (_, var) in zip(values, pairs):
+            slots = self._slots.setdefault(var.uid, {})
+            var.assign(self._update(np.asarray(var._value), np.asarray(grad), slots))
+
+    def minimize(self, loss: Tensor, var_list=None) -> None:
+        """compute_gradients then apply_gradients: one training step."""
+        self.apply_gradients(self.compute_gradients(loss, var_list))
+
+    def _update(self, value: np.ndarray, grad: np.ndarray, slots: dict) -> np.ndarray:
+        raise NotImplementedError
+
+
+class GradientDescentOptimizer(Optimizer):
+    """var -= lr * grad."""
+
+    def _update(self, value, grad, slots):
+        return value - self.learning_rate * grad
+
+
+class MomentumOptimizer(Optimizer):
+    """accum = momentum * accum + grad; var -= lr * accum (Nesterov: lr * (grad + momentum * accum))."""
+
+    def __init__(self, learning_rate: float, momentum: float = 0.9, use_nesterov: bool = False) -> None:
+        super().__init__(learning_rate)
+        self.momentum, self.use_nesterov = float(momentum), bool(use_nesterov)
+
+    def _update(self, value, grad, slots):
+        accum = slots.get("accum", np.zeros_like(value)) * self.momentum + grad
+        slots["accum"] = accum
+        step = grad + self.momentum * accum if self.use_nesterov else accum
+        return value - self.learning_rate * step
+
+
+class AdamOptimizer(Optimizer):
+    """tf.train.AdamOptimizer: bias correction folded into the step size, epsilon outside sqrt."""
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8) -> None:
+        super().__init__(learning_rate)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _update(self, value, grad, slots):
+        t = self.iterations
+        m = self.beta1 * slots.get("m", np.zeros_like(value)) + (1 - self.beta1) * grad
+        v = self.beta2 * slots.get("v", np.zeros_like(value)) + (1 - self.beta2) * grad * grad
+        slots["m"], slots["v"] = m, v
+        lr_t = self.learning_rate * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
+        return value - lr_t * m / (np.sqrt(v) + self.epsilon)

@@ -1,0 +1,154 @@
+"""The validated experiment: plain data the runner builds graphs from (no YAML inside)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gradcli.errors import SpecError
+from gradcli.spec.ast import Node
+
+SET_PATH = "--set"  # Location.path of a value given on the command line (its line is 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A place in the spec file, 1-based; line 0 means a --set value (column within it)."""
+
+    path: str
+    line: int
+    column: int
+    source_line: str
+
+    def error(self, message: str, *, key: str, hint: str | None = None) -> SpecError:
+        """A SpecError pointing here, or at `--set KEY` when the value came from --set."""
+        if self.line == 0:
+            return SpecError(message, key=f"{SET_PATH} {key}", hint=hint)
+        return SpecError(message, path=self.path, line=self.line, column=self.column, key=key,
+                         source_line=self.source_line, hint=hint)
+
+    def __str__(self) -> str:
+        return self.path if self.line == 0 else f"{self.path}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """One parsed expression, with the location of its first character."""
+
+    text: str
+    node: Node
+    loc: Location
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    """A leaf tensor: its value (already drawn or loaded) and whether it trains."""
+
+    name: str
+    value: np.ndarray
+    trainable: bool
+    loc: Location
+
+
+@dataclass(frozen=True, slots=True)
+class LetSpec:
+    """A named intermediate; several names unpack a multi-output op."""
+
+    names: tuple[str, ...]
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """A result that is differentiated and gets its own gradient table."""
+
+    name: str
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class OverrideEntry:
+    """op type -> gradient name, for every op (scope None) or those built for `scope`."""
+
+    op: str
+    gradient: str
+    scope: tuple[str, ...] | None
+    loc: Location
+
+
+@dataclass(frozen=True, slots=True)
+class GradientSpec:
+    """A registered gradient: one expression per op input, None for no gradient."""
+
+    name: str
+    grads: tuple[Expr | None, ...]
+    loc: Location
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSpec:
+    """A custom-gradient function: forward over `args` and one gradient per arg."""
+
+    name: str
+    args: tuple[str, ...]
+    forward: Expr
+    grads: tuple[Expr | None, ...]
+    loc: Location
+
+
+@dataclass(frozen=True, slots=True)
+class ClipSpec:
+    """Gradient clipping: 'norm' and 'global_norm' take a bound, 'value' a (lo, hi) pair."""
+
+    kind: str
+    value: float | tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainSpec:
+    """Optimizer steps on the trainable inputs; `hyper` has every default filled in."""
+
+    loss: str
+    optimizer: str
+    hyper: dict
+    clip: ClipSpec | None
+    steps: int
+    loc: Location
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectSpec:
+    """Expected results; a None gradient expects an unconnected one."""
+
+    values: dict
+    gradients: dict
+    true_gradients: dict
+    train_params: dict
+    train_loss: list | None
+    rtol: float
+    atol: float
+
+
+@dataclass(frozen=True, slots=True)
+class Experiment:
+    """One validated spec: everything the runner needs, nothing it must re-parse."""
+
+    name: str
+    description: str
+    path: str
+    backend: str
+    dtype: str
+    seed: int
+    inputs: dict[str, InputSpec]
+    lets: tuple[LetSpec, ...]
+    outputs: tuple[OutputSpec, ...]
+    wrt: tuple[str, ...]
+    register: dict[str, GradientSpec]
+    override_map: tuple[OverrideEntry, ...]
+    functions: dict[str, FunctionSpec]
+    stop_gradients: tuple[str, ...]
+    grad_ys: dict[str, np.ndarray]
+    unconnected: str
+    train: TrainSpec | None
+    expect: ExpectSpec | None
+    raw: dict
