@@ -7,7 +7,8 @@ from .clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
 from .control import custom_gradient, grad_pass_through, reverse_gradient, stop_gradient
 from .evaluate import evaluate, function
 from .graph import Op, Tensor, Variable
-from .numeric import directional_projection, numeric_gradients
+from ..fd import directional_projection
+from .numeric import numeric_gradients
 from .ops_array import (add_n, bernoulli, broadcast_to, concat, getitem, log_softmax, logsumexp,
                         max, max_with_argmax, mean, min, normal, one_hot, prod, reshape, set_seed,
                         softmax, stack, sum, sum_to, transpose, uniform, zero_out)

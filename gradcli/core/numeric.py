@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError
+from ..errors import GradientError, UnconnectedGradientError
+from ..fd import least_norm as _least_norm
+from ..fd import random_directions
 from .autodiff import UNCONNECTED, _tensor_list
 from .evaluate import compile_schedule, feed_value
 from .graph import Tensor, current_value, walk_ops
@@ -22,7 +24,7 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
     An x with more than max_probes elements gets a directional estimate: the
     derivative along `directions` seeded random directions, returned as the
     least-norm gradient consistent with them (the true gradient's projection
-    onto their span), so compare it with directional_projection().
+    onto their span), so compare it with gradcli.fd.directional_projection().
     """
     ys, xs = _tensor_list(ys, "ys"), _tensor_list(xs, "xs")
     if unconnected_gradients not in UNCONNECTED:
@@ -33,6 +35,10 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
     for x in xs:
         held = [s for s in stops if s.uid != x.uid]
         if not x.differentiable or not _depends(ys, x, held):
+            if unconnected_gradients == "error":
+                raise UnconnectedGradientError(f"{x.name} is not connected to the outputs: no path "
+                                               "carries a gradient to it "
+                                               "(unconnected_gradients='error')")
             results.append(None if unconnected_gradients == "none"
                            else np.zeros(x.shape, dtype=x.dtype))
             continue
@@ -73,27 +79,6 @@ def _full(objective, base: np.ndarray, step: float) -> np.ndarray:
         down = objective(probe.reshape(base.shape))
         flat_grad[i] = (up - down) / (2 * h)
     return grad
-
-
-def random_directions(shape: tuple, count: int, seed: int) -> np.ndarray:
-    """count seeded unit directions in the space of a tensor of this shape."""
-    basis = np.random.default_rng(seed).standard_normal((count, *shape))
-    norms = np.sqrt(np.sum(basis.reshape(count, -1) ** 2, axis=1))
-    return basis / norms.reshape((count,) + (1,) * len(shape))
-
-
-def _least_norm(basis: np.ndarray, slopes: np.ndarray) -> np.ndarray:
-    flat = basis.reshape(len(basis), -1)
-    coeffs = np.linalg.lstsq(flat @ flat.T, slopes, rcond=None)[0]
-    return (coeffs @ flat).reshape(basis.shape[1:])
-
-
-def directional_projection(gradient: np.ndarray, directions: int = 16, seed: int = 0) -> np.ndarray:
-    """An analytic gradient projected onto the span numeric_gradients probed, for comparison."""
-    basis = random_directions(np.shape(gradient), directions, seed)
-    flat = basis.reshape(len(basis), -1)
-    slopes = flat @ np.asarray(gradient, dtype=np.float64).reshape(-1)
-    return _least_norm(basis, slopes)
 
 
 def _weights(ys: list[Tensor], grad_ys) -> list:

@@ -1,0 +1,39 @@
+# The README's two commands: `make demo` and `make test`. Both create .venv when missing.
+VENV    ?= .venv
+PYTHON  ?= python3
+PY      := $(VENV)/bin/python
+GRADCLI := $(VENV)/bin/gradcli
+EXTRAS  ?= dev,torch
+comma   := ,
+STAMP   := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+DEMO    ?= experiments/ste_sign_quantize_grad.yaml
+
+.PHONY: demo test experiments lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
+	@touch $@
+
+demo: $(STAMP)
+	$(GRADCLI) run $(DEMO)
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+	$(GRADCLI) run --quiet experiments/*.yaml
+
+experiments: $(STAMP)
+	$(GRADCLI) run --quiet experiments/*.yaml
+
+lint: $(STAMP)
+	$(PY) -m ruff check gradcli tests bench
+
+# The benchmark installs every peer it measures; it is never part of `make test`.
+bench:
+	$(MAKE) --no-print-directory EXTRAS=dev,all,bench bench-run
+
+bench-run: $(STAMP)
+	$(PY) bench/run.py --json bench/results.json --markdown bench/RESULTS.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

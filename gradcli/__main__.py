@@ -1,0 +1,4 @@
+"""`python -m gradcli` works like the gradcli command."""
+from .cli import main
+
+main()

@@ -1,0 +1,189 @@
+"""Evaluate a spec's expressions over one backend's op table.
+
+The interpreter knows the expression language (lists, indexing, dtype names,
+functions, grad_pass_through, override scopes); a backend supplies tensors,
+ops and gradient control through the small `Builder` interface below.
+"""
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import Any, Callable, Mapping, Protocol
+
+from ..errors import SpecError
+from ..opset import OPS
+
+
+class Builder(Protocol):
+    """What a backend gives the interpreter."""
+
+    ops: Mapping[str, Callable]
+
+    def constant(self, value) -> Any: ...
+    def is_tensor(self, value) -> bool: ...
+    def is_float(self, value) -> bool: ...
+    def dtype_name(self, value) -> str: ...
+    def to_index(self, value) -> Any: ...
+    def override_scope(self, entries) -> Any: ...
+    def call_function(self, spec, args: list, evaluate: Callable) -> Any: ...
+    def pass_through(self, fn: Callable, x) -> Any: ...
+
+
+def spec_error(expr, message: str, node=None) -> SpecError:
+    """A SpecError pointing into the expression's source (file, line, column)."""
+    loc = expr.loc
+    column = loc.column + (node.pos if node is not None and expr.text else 0)
+    return SpecError(message, path=loc.path, line=loc.line, column=column,
+                     source_line=loc.source_line)
+
+
+class Interpreter:
+    """Evaluates Expr nodes of one experiment with one builder."""
+
+    def __init__(self, experiment, builder: Builder) -> None:
+        self.experiment = experiment
+        self.builder = builder
+        from ..spec import ast  # the spec package owns the node types
+        self.ast = ast
+
+    def build(self, leaves: dict) -> dict:
+        """Every let and output, in order, with override_map entries in force where scoped."""
+        exp, env = self.experiment, dict(leaves)
+        global_entries = [e for e in exp.override_map if e.scope is None]
+        with self.builder.override_scope(global_entries) if global_entries else ExitStack():
+            for let in exp.lets:
+                value = self._scoped(let.names, let.expr, env)
+                if len(let.names) > 1:
+                    value = tuple(value)
+                    if len(value) != len(let.names):
+                        raise spec_error(let.expr, f"gives {len(value)} values for "
+                                                   f"{len(let.names)} names")
+                    env.update(zip(let.names, value))
+                else:
+                    env[let.names[0]] = value
+            for out in exp.outputs:
+                env[out.name] = self._scoped((out.name,), out.expr, env)
+        return env
+
+    def _scoped(self, names, expr, env):
+        entries = [e for e in self.experiment.override_map
+                   if e.scope is not None and set(e.scope) & set(names)]
+        with self.builder.override_scope(entries) if entries else ExitStack():
+            return self.evaluate(expr, env)
+
+    def evaluate(self, expr, env: Mapping) -> Any:
+        return self._eval(expr.node, expr, env)
+
+    # ----- nodes -----
+    def _eval(self, node, expr, env):
+        ast = self.ast
+        if isinstance(node, ast.Const):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in env:
+                raise spec_error(expr, f"name {node.id!r} is not defined here", node)
+            return env[node.id]
+        if isinstance(node, ast.ListExpr):
+            items = [self._eval(i, expr, env) for i in node.items]
+            if any(self.builder.is_tensor(i) for i in items):
+                return self.builder.ops["stack"]([self._tensor(i) for i in items])
+            return items
+        if isinstance(node, ast.Call):
+            return self._call(node, expr, env)
+        raise spec_error(expr, f"{type(node).__name__} cannot stand here", node)
+
+    def _tensor(self, value):
+        return value if self.builder.is_tensor(value) else self.builder.constant(value)
+
+    def _call(self, node, expr, env):
+        name = node.func
+        if name in self.experiment.functions:
+            args = [self._tensor(self._eval(a, expr, env)) for a in node.args]
+            return self.builder.call_function(self.experiment.functions[name], args, self.evaluate)
+        if name == "grad_pass_through":
+            return self._pass_through(node, expr, env)
+        kwargs = {k: v for k, v in node.kwargs}
+        if name == "getitem":
+            target = self._eval(node.args[0], expr, env)
+            return self.builder.ops["getitem"](self._tensor(target),
+                                               self._index(kwargs["index"], expr, env))
+        args = [self._eval(a, expr, env) for a in node.args]
+        kwargs = {k: self._eval(v, expr, env) for k, v in kwargs.items()}
+        spec = OPS[name]
+        if name == "dtype":
+            return self.builder.dtype_name(self._tensor(args[0]))
+        if name in ("concat", "stack"):
+            if not isinstance(args[0], (list, tuple)):
+                args[0] = [args[0]]
+            args[0] = [self._tensor(a) for a in args[0]]
+        else:
+            self._constants_for_tensor_params(spec, args)
+        try:
+            return self.builder.ops[name](*args, **kwargs)
+        except SpecError:
+            raise
+        except Exception as exc:  # a backend's own error, worded for the spec's author
+            message = getattr(exc, "args", [str(exc)])[0] if getattr(exc, "args", None) else str(exc)
+            raise spec_error(expr, f"{name}() failed: {message}", node) from None
+
+    def _constants_for_tensor_params(self, spec, args: list) -> None:
+        # Bare numbers take the spec's dtype, unless a tensor beside them sets it.
+        positions = [i for i, p in enumerate(spec.params[:len(args)]) if p in spec.tensor_params]
+        if positions and not any(self.builder.is_tensor(args[i]) for i in positions):
+            args[positions[0]] = self.builder.constant(args[positions[0]])
+
+    def _index(self, index_node, expr, env):
+        ast, items = self.ast, []
+        for item in index_node.items:
+            if isinstance(item, ast.SliceExpr):
+                parts = [None if p is None else int(self._scalar(self._eval(p, expr, env)))
+                         for p in (item.start, item.stop, item.step)]
+                items.append(slice(*parts))
+            else:
+                value = self._eval(item, expr, env)
+                items.append(value if value is None else self._scalar(value))
+        return tuple(items)
+
+    def _scalar(self, value):
+        return self.builder.to_index(value) if self.builder.is_tensor(value) else value
+
+    def _pass_through(self, node, expr, env):
+        target = dict(node.kwargs).get("wrt") or (node.args[1] if len(node.args) > 1 else None)
+        body = node.args[0]
+        if target is None:
+            names = sorted({n for n in _names_in(body, self.ast)
+                            if n in env and self.builder.is_tensor(env[n])
+                            and self.builder.is_float(env[n])})
+            if len(names) != 1:
+                raise spec_error(expr, "grad_pass_through(e) passes the gradient to the one float "
+                                       f"name e uses, but e uses {names or 'none'}; say which with "
+                                       "grad_pass_through(e, wrt=NAME)", node)
+            wrt = names[0]
+        elif isinstance(target, self.ast.Name):
+            wrt = target.id
+        else:
+            raise spec_error(expr, "grad_pass_through(e, wrt=NAME) takes a name for wrt", node)
+        if wrt not in env:
+            raise spec_error(expr, f"name {wrt!r} is not defined here", node)
+
+        def forward(x):
+            return self._eval(body, expr, {**env, wrt: x})
+
+        return self.builder.pass_through(forward, env[wrt])
+
+
+def _names_in(node, ast) -> set[str]:
+    found, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Call):
+            stack.extend(n.args)
+            stack.extend(v for _, v in n.kwargs)
+        elif isinstance(n, ast.ListExpr):
+            stack.extend(n.items)
+        elif isinstance(n, getattr(ast, "IndexExpr", ())):
+            stack.extend(n.items)
+        elif isinstance(n, ast.SliceExpr):
+            stack.extend(p for p in (n.start, n.stop, n.step) if p is not None)
+    return found

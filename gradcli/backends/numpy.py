@@ -1,0 +1,215 @@
+"""The numpy backend: a spec built once on gradcli's bundled core, then replayed."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from .. import core as gc
+from ..errors import GradcliError, SpecError
+from ..opset import OPS
+from .interpret import Interpreter, spec_error
+from .program import Program, TrainRecord, small
+
+NAME = "numpy"
+
+
+def available() -> tuple[bool, str]:
+    return True, f"numpy {np.__version__} (bundled core)"
+
+
+class _Builder:
+    """gradcli's core as the interpreter's op table and gradient-control hooks."""
+
+    def __init__(self, dtype: str) -> None:
+        self.dtype = np.dtype(dtype)
+        self.scopes: list[tuple[list, gc.gradient_override_map]] = []
+        self.ops = {name: getattr(gc, name) for name in OPS if hasattr(gc, name)}
+        self.ops.update(
+            getitem=gc.getitem,
+            cast=lambda x, dtype: gc.cast(x, dtype),
+            uniform=lambda shape, low=0.0, high=1.0: gc.uniform(shape, low, high, dtype=self.dtype),
+            normal=lambda shape, mean=0.0, std=1.0: gc.normal(shape, mean, std, dtype=self.dtype),
+            bernoulli=lambda shape, p=0.5: gc.bernoulli(shape, p, dtype=self.dtype),
+            one_hot=lambda indices, depth: gc.one_hot(indices, depth, dtype=self.dtype),
+        )
+
+    def constant(self, value):
+        array = np.asarray(value)
+        return gc.constant(array, dtype=self.dtype if array.dtype.kind in "iuf" else None)
+
+    def is_tensor(self, value) -> bool:
+        return isinstance(value, gc.Tensor)
+
+    def is_float(self, value) -> bool:
+        return value.dtype.kind == "f"
+
+    def dtype_name(self, value) -> str:
+        return str(value.dtype)
+
+    def to_index(self, value):
+        return np.asarray(value.numpy()).tolist()
+
+    @contextmanager
+    def override_scope(self, entries):
+        scope = gc.gradient_override_map({e.op: e.gradient for e in entries}, warn_unused=False)
+        self.scopes.append((entries, scope))
+        with scope:
+            yield
+
+    def call_function(self, spec, args, evaluate):
+        def forward(*xs):
+            bound = dict(zip(spec.args, xs))
+
+            def grad_fn(*dys):
+                names = {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
+                return [None if g is None else evaluate(g, {**bound, **names}) for g in spec.grads]
+
+            return evaluate(spec.forward, bound), grad_fn
+
+        forward.__name__ = spec.name
+        return gc.custom_gradient(forward)(*args)
+
+    def pass_through(self, fn, x):
+        return gc.grad_pass_through(fn)(x)
+
+
+def _registered_rule(spec, interpreter: Interpreter):
+    def rule(op, *dys):
+        names = {**op.attrs}
+        names.update({f"x{i}": t for i, t in enumerate(op.inputs)},
+                     x=op.inputs[0], y=op.outputs[0], dy=dys[0])
+        names.update({f"y{i}": t for i, t in enumerate(op.outputs)})
+        names.update({f"dy{i}": d for i, d in enumerate(dys)})
+        grads = [None if g is None else interpreter.evaluate(g, names) for g in spec.grads]
+        return grads[0] if len(grads) == 1 else grads
+    return rule
+
+
+class NumpyProgram(Program):
+    """One experiment on the core: graph and gradient graph built once, replayed after."""
+
+    def __init__(self, experiment) -> None:
+        super().__init__(experiment)
+        exp = experiment
+        gc.set_seed(exp.seed)
+        builder = _Builder(exp.dtype)
+        self.interpreter = Interpreter(exp, builder)
+        self.leaves = {name: gc.variable(spec.value, name=name, trainable=spec.trainable,
+                                         dtype=spec.value.dtype)
+                       for name, spec in exp.inputs.items()}
+        with self._registered_gradients():
+            self.env = self.interpreter.build(self.leaves)
+            self.override_matches = [(entry, len(scope.matches.get(entry.op, [])))
+                                     for entries, scope in builder.scopes for entry in entries]
+            self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
+        self.value_names = [n for n in self.env if n not in exp.inputs
+                            and isinstance(self.env[n], gc.Tensor)]
+
+    @contextmanager
+    def _registered_gradients(self):
+        names = list(self.experiment.register)
+        for name, spec in self.experiment.register.items():
+            gc.register_gradient(name, replace=True)(_registered_rule(spec, self.interpreter))
+        try:
+            yield
+        finally:
+            for name in names:
+                gc.unregister_gradient(name)
+
+    def _build_gradients(self, kind: str) -> dict:
+        exp, env = self.experiment, self.env
+        differentiate = gc.gradients if kind == "overridden" else gc.true_gradients
+        xs = [env[n] for n in exp.wrt]
+        stops = [env[n] for n in exp.stop_gradients]
+        table = {}
+        for out in exp.outputs:
+            gy = exp.grad_ys.get(out.name)
+            try:
+                grads = differentiate([env[out.name]], xs, grad_ys=None if gy is None else [gy],
+                                      stop_gradients=stops, unconnected_gradients=exp.unconnected)
+            except GradcliError as exc:
+                if isinstance(exc, SpecError):
+                    raise
+                raise spec_error(out.expr, f"the {kind} gradient of output {out.name!r}: {exc}") from None
+            table[out.name] = dict(zip(exp.wrt, grads))
+        return table
+
+    # ----- what the runner asks for -----
+    def values(self) -> dict:
+        tensors = [self.env[n] for n in self.value_names]
+        return dict(zip(self.value_names, gc.evaluate(tensors))) if tensors else {}
+
+    def gradients(self, kind: str) -> dict:
+        table = self._grads[kind]
+        flat = [(o, i, g) for o, row in table.items() for i, g in row.items() if g is not None]
+        values = gc.evaluate([g for _, _, g in flat]) if flat else []
+        result = {o: {i: None for i in row} for o, row in table.items()}
+        for (o, i, _), value in zip(flat, values):
+            result[o][i] = value
+        return result
+
+    def numeric(self, max_probes: int, directions: int) -> dict:
+        exp, env = self.experiment, self.env
+        xs = [env[n] for n in exp.wrt]
+        stops = [env[n] for n in exp.stop_gradients]
+        result = {}
+        for out in exp.outputs:
+            gy = exp.grad_ys.get(out.name)
+            grads = gc.numeric_gradients([env[out.name]], xs, grad_ys=None if gy is None else [gy],
+                                         stop_gradients=stops, unconnected_gradients="none",
+                                         max_probes=max_probes, directions=directions,
+                                         seed=exp.seed)
+            result[out.name] = dict(zip(exp.wrt, grads))
+        return result
+
+    def train(self, progress=lambda it, **kw: it) -> TrainRecord:
+        spec, env = self.experiment.train, self.env
+        params = [(n, t) for n, t in self.leaves.items() if getattr(t, "trainable", False)]
+        names, variables = [n for n, _ in params], [t for _, t in params]
+        grads = gc.gradients([env[spec.loss]], variables)
+        grads = _clipped(grads, spec.clip)
+        optimizer = _optimizer(spec)
+        live = [(n, g, v) for (n, v), g in zip(params, grads) if g is not None]
+        pairs = [(g, v) for _, g, v in live]
+        loss_fn = gc.function([env[spec.loss]])
+        record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
+        keep = small(variables)
+        for _ in progress(range(spec.steps), description="training"):
+            record.loss.append(float(loss_fn()[0]))
+            if keep:
+                record.gradients.append(dict(zip([n for n, _, _ in live],
+                                                 gc.evaluate([g for g, _ in pairs]))))
+            optimizer.apply_gradients(pairs)
+            if keep:
+                for n, v in params:
+                    record.params[n].append(v.numpy())
+        record.final = {n: v.numpy() for n, v in params}
+        record.final_loss = float(loss_fn()[0])
+        return record
+
+
+def _clipped(grads: list, clip):
+    if clip is None:
+        return grads
+    if clip.kind == "norm":
+        return [None if g is None else gc.clip_by_norm(g, clip.value) for g in grads]
+    if clip.kind == "global_norm":
+        return gc.clip_by_global_norm(grads, clip.value)[0]
+    lo, hi = clip.value
+    return [None if g is None else gc.clip_by_value(g, lo, hi) for g in grads]
+
+
+def _optimizer(spec):
+    hyper = dict(spec.hyper)
+    if spec.optimizer == "sgd":
+        return gc.train.GradientDescentOptimizer(hyper["lr"])
+    if spec.optimizer == "momentum":
+        return gc.train.MomentumOptimizer(hyper["lr"], hyper.get("momentum", 0.9),
+                                          use_nesterov=hyper.get("nesterov", False))
+    return gc.train.AdamOptimizer(hyper["lr"], hyper.get("beta1", 0.9), hyper.get("beta2", 0.999),
+                                  hyper.get("epsilon", 1e-8))
+
+
+def build(experiment) -> NumpyProgram:
+    return NumpyProgram(experiment)

@@ -1,0 +1,324 @@
+"""Turn Results into what people read: rich tables, JSON, markdown and CSV.
+
+Nothing here computes a gradient; it only lays out what the runner found.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
+
+
+# ----- numbers -----
+def number_text(value, *, differs: bool = False) -> Text:
+    """A number for a table cell: NaN and inf stand out, a differing gradient is marked."""
+    if value is None:
+        return Text("None", style="dim italic")
+    v = float(value)
+    if math.isnan(v) or math.isinf(v):
+        return Text(str(v).replace("inf", "∞"), style="bold red")
+    text = f"{v:.6g}" if isinstance(value, (float, np.floating)) else str(value)
+    return Text(text, style="yellow" if differs else "")
+
+
+def jsonable(value):
+    """Nested lists and plain numbers; non-finite floats as "NaN", "Infinity", "-Infinity"."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    array = np.asarray(value)
+    if array.ndim:
+        return [jsonable(v) for v in array]
+    item = array.item()
+    if isinstance(item, float) and not math.isfinite(item):
+        return "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+    return item
+
+
+# ----- JSON -----
+def to_json(result) -> dict:
+    """The --format json document of one result (spec-v1's keys)."""
+    exp = result.experiment
+    doc = {
+        "name": exp.name, "backend": result.backend, "dtype": exp.dtype, "seed": exp.seed,
+        "description": exp.description,
+        "values": {k: jsonable(v) for k, v in result.values.items()},
+        "gradients": {o: {i: {"overridden": jsonable(r.overridden), "true": jsonable(r.true),
+                              "numeric": jsonable(r.numeric), "numeric_kind": r.numeric_kind}
+                          for i, r in row.items()} for o, row in result.gradients.items()},
+        "summary": {o: {i: {k: jsonable(getattr(s, k)) for k in s.__slots__}
+                        for i, s in row.items()} for o, row in result.summary.items()},
+        "overrides": [{"op": e.op, "gradient": e.gradient, "scope": list(e.scope) if e.scope else None,
+                       "matched_ops": n} for e, n in result.overrides],
+        "warnings": list(result.warnings),
+    }
+    if result.train is not None:
+        t = result.train
+        doc["train"] = {"loss": jsonable(t.loss), "final_loss": jsonable(t.final_loss),
+                        "params": jsonable(t.final), "params_per_step": jsonable(t.params),
+                        "gradients": jsonable(t.gradients)}
+    if result.expect is not None:
+        doc["expect"] = {"passed": result.expect.passed, "failures": list(result.expect.failures)}
+    return doc
+
+
+def json_text(results) -> str:
+    docs = [to_json(r) for r in results]
+    return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, allow_nan=False)
+
+
+# ----- rich tables -----
+def header(result) -> Panel:
+    exp = result.experiment
+    lines = [Text.assemble((exp.name, "bold"), "  ", (exp.description or "", "italic"))]
+    lines.append(Text(f"backend {result.backend} · {exp.dtype} · seed {exp.seed} · {exp.path}",
+                      style="dim"))
+    for entry, count in result.overrides:
+        scope = f" in {', '.join(entry.scope)}" if entry.scope else ""
+        style = "green" if count else "bold yellow"
+        note = f"{count} op{'s' if count != 1 else ''}" if count else "matched no op"
+        lines.append(Text(f"override {entry.op} → {entry.gradient}{scope}: {note}", style=style))
+    return Panel(Group(*lines), expand=False)
+
+
+def values_table(result) -> Table | None:
+    if not result.values:
+        return None
+    table = Table(title="values", title_justify="left")
+    table.add_column("name", style="bold")
+    table.add_column("shape")
+    table.add_column("value")
+    for name, value in result.values.items():
+        array = np.asarray(value)
+        table.add_row(name, str(array.shape) if array.ndim else "scalar", _brief(array))
+    return table
+
+
+def _brief(array: np.ndarray) -> Text:
+    if array.ndim == 0:
+        return number_text(array.item())
+    if array.size <= ELEMENTWISE_LIMIT:
+        text = np.array2string(array, precision=6, separator=", ", max_line_width=100)
+        return Text(text, style="bold red" if array.dtype.kind == "f" and not np.all(np.isfinite(array)) else "")
+    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+    bad = array.size - finite.size
+    text = (f"min {np.min(finite):.4g}  max {np.max(finite):.4g}  mean {np.mean(finite):.4g}"
+            if finite.size else "")
+    return Text(text + (f"  {bad} non-finite" if bad else ""), style="bold red" if bad else "")
+
+
+def gradient_table(result, output: str) -> Table:
+    """One output's gradients: element by element for small inputs, summarized for large."""
+    table = Table(title=f"gradients of {output}", title_justify="left")
+    for column in ("input", "element", "value", "overridden", "true", "numeric"):
+        table.add_column(column, justify="right" if column not in ("input", "element") else "left")
+    inputs = result.experiment.inputs
+    for name, row in result.gradients[output].items():
+        value = inputs[name].value if name in inputs else result.values.get(name)
+        size = np.size(row.overridden if row.overridden is not None else row.true)
+        if size <= ELEMENTWISE_LIMIT:
+            _element_rows(table, name, value, row)
+        else:
+            _summary_rows(table, name, row)
+        table.add_section()
+    return table
+
+
+def _element_rows(table: Table, name: str, value, row) -> None:
+    cols = [row.overridden, row.true, row.numeric if row.numeric_kind == "full" else None]
+    shape = np.shape(next((c for c in cols if c is not None), value))
+    flat = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64)) for c in cols]
+    vflat = None if value is None else np.ravel(np.asarray(value))
+    for k, index in enumerate(np.ndindex(*shape) if shape else [()]):
+        over, true, num = (None if c is None else c[k] for c in flat)
+        differs = over is not None and true is not None and not _close(over, true)
+        label = f"[{', '.join(map(str, index))}]" if index else ""
+        table.add_row(name if k == 0 else "", label,
+                      number_text(None if vflat is None else vflat[k]),
+                      number_text(over, differs=differs), number_text(true),
+                      number_text(num) if row.numeric_kind == "full" else Text(row.numeric_kind, style="dim"))
+
+
+def _summary_rows(table: Table, name: str, row) -> None:
+    for stat, fn in (("norm", lambda a: np.sqrt(np.sum(a * a))), ("min", np.min), ("max", np.max),
+                     ("mean", np.mean)):
+        cells = []
+        for column in (row.overridden, row.true, row.numeric):
+            if column is None:
+                cells.append(Text("None", style="dim italic"))
+            else:
+                with np.errstate(all="ignore"):
+                    cells.append(number_text(float(fn(np.asarray(column, dtype=np.float64)))))
+        table.add_row(name if stat == "norm" else "", stat, Text(""), *cells)
+
+
+def _close(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def summary_table(result) -> Table:
+    table = Table(title="overridden vs true", title_justify="left")
+    for column in ("output", "input", "cosine", "max |diff|", "‖overridden‖", "‖true‖",
+                   "sign agreement", "numeric vs true"):
+        table.add_column(column, justify="left" if column in ("output", "input") else "right")
+    for out, row in result.summary.items():
+        for name, s in row.items():
+            table.add_row(out, name, *(number_text(v) for v in (
+                s.cosine, s.max_abs_diff, s.norm_overridden, s.norm_true, s.sign_agreement,
+                s.numeric_max_abs_diff)))
+    return table
+
+
+def train_table(result) -> Table:
+    t = result.train
+    table = Table(title=f"training ({len(t.loss)} steps, loss {result.experiment.train.loss})",
+                  title_justify="left")
+    table.add_column("step", justify="right")
+    table.add_column("loss", justify="right")
+    names = list(t.params) if any(t.params.values()) else []
+    for name in names:
+        table.add_column(f"{name} after", justify="right")
+    steps = range(len(t.loss))
+    shown = list(steps) if len(t.loss) <= 20 else [*steps[:10], None, *steps[-5:]]
+    for k in shown:
+        if k is None:
+            table.add_row("…", "", *[""] * len(names))
+            continue
+        table.add_row(str(k), number_text(t.loss[k]),
+                      *(_brief(np.asarray(t.params[n][k])) for n in names))
+    table.add_row("end", number_text(t.final_loss), *(_brief(np.asarray(t.final[n])) for n in names))
+    return table
+
+
+def expect_text(result) -> Text:
+    if result.expect.passed:
+        return Text("expect: passed", style="bold green")
+    text = Text("expect: FAILED\n", style="bold red")
+    for failure in result.expect.failures:
+        text.append(f"  {failure}\n", style="red")
+    return text
+
+
+def result_renderables(result) -> list:
+    parts = [header(result), values_table(result)]
+    parts += [gradient_table(result, out) for out in result.gradients]
+    if result.summary:
+        parts.append(summary_table(result))
+    if result.train is not None:
+        parts.append(train_table(result))
+    if result.expect is not None:
+        parts.append(expect_text(result))
+    return [p for p in parts if p is not None]
+
+
+def quiet_line(result) -> Text:
+    """One line per experiment, for --quiet runs of many specs."""
+    name = result.experiment.name
+    if result.expect is None:
+        return Text(f"ran    {name} (no expect block)", style="dim")
+    if result.expect.passed:
+        return Text(f"passed {name}", style="green")
+    return Text(f"FAILED {name}: " + "; ".join(result.expect.failures), style="bold red")
+
+
+# ----- markdown and CSV -----
+def to_markdown(result) -> str:
+    exp = result.experiment
+    lines = [f"## {exp.name}", "", exp.description or "", "",
+             f"backend `{result.backend}` · `{exp.dtype}` · seed {exp.seed}", ""]
+    for out, row in result.gradients.items():
+        lines += [f"### gradients of `{out}`", "",
+                  "| input | overridden | true | numeric |", "|---|---|---|---|"]
+        for name, r in row.items():
+            lines.append(f"| `{name}` | {_md(r.overridden)} | {_md(r.true)} | {_md(r.numeric)} |")
+        lines.append("")
+    if result.expect is not None:
+        lines.append("expect: " + ("passed" if result.expect.passed else
+                                   "FAILED: " + "; ".join(result.expect.failures)))
+    return "\n".join(lines) + "\n"
+
+
+def _md(value) -> str:
+    return "None" if value is None else json.dumps(jsonable(value))
+
+
+def to_csv(results) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["experiment", "backend", "output", "input", "index", "overridden", "true",
+                     "numeric"])
+    for result in results:
+        for out, row in result.gradients.items():
+            for name, r in row.items():
+                cols = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64))
+                        for c in (r.overridden, r.true, r.numeric)]
+                size = max((c.size for c in cols if c is not None), default=0)
+                for k in range(size):
+                    writer.writerow([result.experiment.name, result.backend, out, name, k,
+                                     *("" if c is None else repr(float(c[k])) for c in cols)])
+    return buffer.getvalue()
+
+
+def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
+    """Overridden gradients side by side (one column per run), the true gradient once."""
+    table = Table(title="overridden gradients side by side", title_justify="left")
+    table.add_column("output/input")
+    table.add_column("element")
+    for label in labels:
+        table.add_column(label, justify="right")
+    table.add_column("true", justify="right")
+    table.add_column("max |diff|", justify="right")
+    if tolerance is not None:
+        table.add_column(f"≤ {tolerance:g}")
+    for row in rows:
+        columns = [*row.overridden, row.true]
+        arrays = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64)) for c in columns]
+        size = max((a.size for a in arrays if a is not None), default=0)
+        shown = range(size) if size <= ELEMENTWISE_LIMIT else [None]
+        for k in shown:
+            cells = []
+            for a in arrays:
+                if a is None:
+                    cells.append(number_text(None))
+                elif k is None:
+                    cells.append(Text(f"‖·‖ {np.sqrt(np.sum(a * a)):.6g}"))
+                else:
+                    cells.append(number_text(a[k]))
+            verdict = [] if tolerance is None else [
+                Text("ok", style="green") if row.within else Text("DIFFERS", style="bold red")]
+            first = k in (0, None)
+            table.add_row(f"{row.output}/{row.input}" if first else "",
+                          "" if k is None else str(k), *cells,
+                          number_text(row.max_diff) if first else Text(""),
+                          *(verdict if first else [Text("")] * len(verdict)))
+        table.add_section()
+    return table
+
+
+def loss_table(labels: list[str], results) -> Table | None:
+    trained = [(label, r) for label, r in zip(labels, results) if r.train is not None]
+    if not trained:
+        return None
+    table = Table(title="training loss side by side", title_justify="left")
+    table.add_column("step", justify="right")
+    for label, _ in trained:
+        table.add_column(label, justify="right")
+    steps = max(len(r.train.loss) for _, r in trained)
+    shown = list(range(steps)) if steps <= 20 else [*range(10), *range(steps - 5, steps)]
+    for k in shown:
+        table.add_row(str(k), *(number_text(r.train.loss[k]) if k < len(r.train.loss) else Text("")
+                                for _, r in trained))
+    table.add_row("end", *(number_text(r.train.final_loss) for _, r in trained))
+    return table
