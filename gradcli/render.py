@@ -111,7 +111,8 @@ def _brief(array: np.ndarray) -> Text:
         return number_text(array.item())
     if array.size <= ELEMENTWISE_LIMIT:
         text = np.array2string(array, precision=6, separator=", ", max_line_width=100)
-        return Text(text, style="bold red" if array.dtype.kind == "f" and not np.all(np.isfinite(array)) else "")
+        non_finite = array.dtype.kind == "f" and not np.all(np.isfinite(array))
+        return Text(text, style="bold red" if non_finite else "")
     finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
     bad = array.size - finite.size
     text = (f"min {np.min(finite):.4g}  max {np.max(finite):.4g}  mean {np.mean(finite):.4g}"

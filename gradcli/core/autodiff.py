@@ -7,6 +7,8 @@ arriving by several paths and drops partial sums once they are used.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..errors import GradientError, UnconnectedGradientError
@@ -57,7 +59,7 @@ def _gradients(ys, xs, grad_ys, stop_gradients, unconnected, *, true: bool) -> l
     for op in ops:
         if any(t.uid in reaching for t in op.inputs):
             relevant.append(op)
-            reaching.update(t.uid for t in op.outputs if t.differentiable)
+            reaching.update(t.uid for t in op.outputs if t.differentiable and t.uid not in stops)
 
     partials: dict[int, list[Tensor]] = {}
     for y, gy in zip(ys, grad_ys):
@@ -67,6 +69,8 @@ def _gradients(ys, xs, grad_ys, stop_gradients, unconnected, *, true: bool) -> l
     done: dict[int, Tensor] = {}
     for op in reversed(relevant):
         out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
+        # A stopped output passes nothing back, even when its op is reached by another output.
+        out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
         if all(g is None for g in out_grads):
             continue
         out_grads = [_zeros(t) if g is None and t.differentiable else g
@@ -116,7 +120,15 @@ def _apply_rule(op: Op, name: str, out_grads: list, true: bool) -> tuple:
         raise GradientError(f"no gradient is registered under {name!r} (needed by op "
                             f"{op.name} of type {op.type!r}); register one with "
                             "@gc.register_gradient")
-    raw = rule(op, *out_grads)
+    try:
+        raw = rule(op, *out_grads)
+    except TypeError:
+        if _accepts(rule, 1 + len(out_grads)):
+            raise  # the rule's own body failed: its traceback says where
+        grads = ", ".join(f"grad{i}" for i in range(len(out_grads)))
+        raise GradientError(f"gradient {name!r} for op {op.type!r} cannot be called with the op "
+                            f"and {len(out_grads)} upstream gradient(s), one per output: define "
+                            f"it as def f(op, {grads})") from None
     n = len(op.inputs)
     if raw is None or not isinstance(raw, (tuple, list)):
         if n != 1 and raw is not None:
@@ -128,6 +140,16 @@ def _apply_rule(op: Op, name: str, out_grads: list, true: bool) -> tuple:
         raise GradientError(f"gradient {name!r} for op {op.type!r} returned {len(raw)} "
                             f"gradients; the op has {n} inputs")
     return tuple(raw)
+
+
+def _accepts(rule, n_args: int) -> bool:
+    try:
+        inspect.signature(rule).bind(*range(n_args))
+    except TypeError:
+        return False
+    except ValueError:  # no signature to inspect (some builtins): assume it fits
+        return True
+    return True
 
 
 def _fit(g, t: Tensor, i: int, op: Op, name: str) -> Tensor:

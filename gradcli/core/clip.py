@@ -46,7 +46,8 @@ def global_norm(t_list) -> Tensor:
 def clip_by_global_norm(t_list, clip_norm, use_norm=None) -> tuple[list, Tensor]:
     """(each t * clip_norm / max(global_norm, clip_norm), global_norm); None entries pass."""
     t_list = list(t_list)
-    use_norm = global_norm(t_list) if use_norm is None else M.convert(use_norm)
+    like = next((t for t in t_list if isinstance(t, Tensor)), None)  # a number takes its dtype
+    use_norm = global_norm(t_list) if use_norm is None else M.convert(use_norm, like=like)
     clip_norm = M.convert(clip_norm, like=use_norm)
     one = M.constant(np.ones((), dtype=use_norm.dtype))
     scale_for_finite = M.mul(clip_norm, M.minimum(M.div(1.0, use_norm), M.div(one, clip_norm)))

@@ -59,6 +59,8 @@ class Schedule:
         bundle = slots.take_anonymous()
         self.program.append(_instruction(op.kernel, bundle, ins))
         for i, out in enumerate(op.outputs):
+            if out.uid in slots.pinned:
+                continue  # a fed output keeps its fed value when the op runs for another output
             if out.uid in fetch_ids or last_use.get(out.uid, -1) > k:
                 self.program.append((operator.itemgetter(i), slots.take(out), bundle, -1))
         slots.free(bundle)

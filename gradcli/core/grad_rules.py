@@ -60,6 +60,26 @@ def _prod_grad(op, g):
     return M.mul(_unreduce(op, g), others)
 
 
+def _prod_others_grad(op, g):
+    x, axis = op.inputs[0], op.attrs["axis"]
+    if axis is None:
+        return A.reshape(_prod_others_grad_last(A.reshape(x, (-1,)), A.reshape(g, (-1,))), x.shape)
+    perm = [i for i in range(x.ndim) if i != axis % x.ndim] + [axis % x.ndim]
+    out = _prod_others_grad_last(A.transpose(x, perm), A.transpose(g, perm))
+    return A.transpose(out, np.argsort(perm))
+
+
+def _prod_others_grad_last(x, g):
+    # d/dx_k sum_i g_i prod_{j != i} x_j = sum_{i != k} g_i prod_{j != i, k} x_j: in row k of z,
+    # x_k is set to 1, so the product of the others there leaves x_k out; the i = k term is
+    # removed after. Built from ops that have rules, so every further order works, zeros too.
+    n, lead = x.shape[-1], x.shape[:-1]
+    rows = A.broadcast_to(A.reshape(x, lead + (1, n)), lead + (n, n))
+    z = M.where(M.constant(np.eye(n, dtype=bool)), M.ones_like(rows), rows)
+    weighted = A.sum(M.mul(A.prod_others(z, -1), A.reshape(g, lead + (1, n))), axis=-1)
+    return M.sub(weighted, M.mul(g, A.prod_others(x, -1)))
+
+
 def _matmul_grad(op, g):
     a, b = op.inputs
     if a.ndim == 1 and b.ndim == 1:
@@ -178,6 +198,7 @@ defgrad("mean", lambda op, g: M.div(_unreduce(op, g), float(_count(op))))
 defgrad("max", _extremum_grad)
 defgrad("min", _extremum_grad)
 defgrad("prod", _prod_grad)
+defgrad("prod_others", _prod_others_grad)
 defgrad("logsumexp", lambda op, g: M.mul(_unreduce(op, g),
                                          M.exp(M.sub(_x(op), _unreduce(op, _y(op))))))
 defgrad("softmax", lambda op, g: M.mul(_y(op), M.sub(g, A.sum(M.mul(g, _y(op)),

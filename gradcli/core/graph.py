@@ -90,9 +90,7 @@ class Tensor:
     def numpy(self):
         """The tensor's value under the current variable values."""
         if self._version != State.version and self.op.inputs:
-            from .evaluate import evaluate
-            self._value = evaluate([self])[0]
-            self._version = State.version
+            refresh(self)
         value = self._value
         return np.array(value) if isinstance(value, np.ndarray) else value
 
@@ -141,8 +139,24 @@ class Variable(Tensor):
 def current_value(t: Tensor):
     """The tensor's value, recomputed if a variable changed since it was cached."""
     if t._version != State.version and t.op.inputs:
-        t.numpy()
+        refresh(t)
     return t._value
+
+
+def refresh(t: Tensor) -> None:
+    """Recompute t's stale cached value and those of its stale ancestors, each once.
+
+    Building ops after an assign reads every input's value: recomputing each
+    one from the leaves would make building a graph quadratic in its size.
+    """
+    def fresh(u: Tensor) -> bool:
+        return u._version == State.version or not u.op.inputs
+
+    with np.errstate(all="ignore"):
+        for op in walk_ops([t], stop=fresh):
+            result = op.kernel(*[u._value for u in op.inputs])
+            for out, value in zip(op.outputs, result if len(op.outputs) > 1 else (result,)):
+                out._value, out._version = value, State.version
 
 
 def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict | None = None,

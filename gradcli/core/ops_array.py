@@ -95,7 +95,8 @@ def _same_dtype(values, what: str) -> tuple[Tensor, ...]:
     like = next((v for v in values if isinstance(v, Tensor)), None)
     tensors = tuple(convert(v, like=like) for v in values)
     if len({t.dtype for t in tensors}) > 1:
-        raise GraphError(f"{what}() needs tensors of one dtype, got {sorted({str(t.dtype) for t in tensors})}")
+        dtypes = sorted({str(t.dtype) for t in tensors})
+        raise GraphError(f"{what}() needs tensors of one dtype, got {dtypes}")
     return tensors
 
 
@@ -126,7 +127,14 @@ def _normalize_index(index):
     return tuple(out)
 
 
+def _iterate(x: Tensor):
+    # Without __iter__, Python iterates by indexing until IndexError, which make_op turns into
+    # a GraphError: unpacking `a, b = t` would fail after the last element.
+    return (getitem(x, i) for i in range(len(x)))
+
+
 Tensor.__getitem__ = getitem
+Tensor.__iter__ = _iterate
 
 
 # ----- seeded random draws: drawn once, the same numbers on every replay -----

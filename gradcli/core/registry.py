@@ -87,12 +87,17 @@ class _Scopes(threading.local):
 _scopes = _Scopes()
 
 
+def _op_key(op_type: str) -> str:
+    return op_type.lower().replace("_", "")
+
+
 class gradient_override_map:
     """Context manager: ops of the given types built inside use the named gradients.
 
-    Keys are op types (case-insensitive, so TensorFlow's "Sign" works), values
-    are registered gradient names. Scopes nest; the inner one wins. Leaving a
-    scope in which an entry matched no op warns, naming the entry.
+    Keys are op types, matched ignoring case and underscores (so TensorFlow's
+    "Sign" and "ZeroOut" match sign and zero_out), values are registered
+    gradient names. Scopes nest; the inner one wins. Leaving a scope in which
+    an entry matched no op warns, naming the entry.
     """
 
     def __init__(self, mapping: Mapping[str, str], *, warn_unused: bool = True) -> None:
@@ -102,8 +107,8 @@ class gradient_override_map:
                 raise RegistryError(f"gradient_override_map: no gradient is registered as "
                                     f"{gradient!r} (for op type {op_type!r}); register it with "
                                     "@gc.register_gradient first")
-            self.mapping[op_type.lower()] = gradient
-        self.original_keys = {k.lower(): k for k in mapping}
+            self.mapping[_op_key(op_type)] = gradient
+        self.original_keys = {_op_key(k): k for k in mapping}
         self.matches: dict[str, list] = {k: [] for k in self.mapping}
         self.warn_unused = warn_unused
 
@@ -128,7 +133,7 @@ class gradient_override_map:
 
 def claim_override(op) -> str | None:
     """The gradient name the innermost scope assigns to a new op, noting the match."""
-    key = op.type.lower()
+    key = _op_key(op.type)
     for scope in reversed(_scopes.stack):
         if key in scope.mapping:
             scope.matches[key].append(op)

@@ -28,6 +28,7 @@ class Optimizer:
         self.learning_rate = float(learning_rate)
         self.iterations = 0
         self._slots: dict[int, dict[str, np.ndarray]] = {}
+        self._train_graphs: dict[tuple, list[tuple]] = {}  # minimize's gradients, built once
 
     def compute_gradients(self, loss: Tensor, var_list=None, grad_loss=None) -> list[tuple]:
         """[(gradient tensor or None, variable), ...] for var_list (default: loss's trainables)."""
@@ -52,8 +53,16 @@ class Optimizer:
             var.assign(self._update(np.asarray(var._value), np.asarray(grad), slots))
 
     def minimize(self, loss: Tensor, var_list=None) -> None:
-        """compute_gradients then apply_gradients: one training step."""
-        self.apply_gradients(self.compute_gradients(loss, var_list))
+        """compute_gradients then apply_gradients: one training step.
+
+        The gradient graph is built on the first call and replayed on later ones.
+        """
+        var_list = None if var_list is None else list(var_list)
+        key = (loss.uid, None if var_list is None else tuple(v.uid for v in var_list))
+        pairs = self._train_graphs.get(key)
+        if pairs is None:
+            pairs = self._train_graphs[key] = self.compute_gradients(loss, var_list)
+        self.apply_gradients(pairs)
 
     def _update(self, value: np.ndarray, grad: np.ndarray, slots: dict) -> np.ndarray:
         raise NotImplementedError
