@@ -121,7 +121,7 @@ defgrad("custom_gradient", _custom_rule, true=_custom_true)
 def _hardtanh(op, g, *_):
     x = op.inputs[0]
     inside = M.less_equal(M.abs(x), 1)
-    return (M.where(inside, g, M.zeros_like(g)),) + (None,) * (len(op.inputs) - 1)
+    return (M.where(inside, g, M.zero(g)),) + (None,) * (len(op.inputs) - 1)
 
 
 defgrad("identity", _first_input_only)  # also the identity op's own rule

@@ -128,7 +128,7 @@ def _split_grad(op, g, join):
 def _clip_grad(op, g):
     x, lo, hi = op.inputs
     inside = M.logical_and(M.greater_equal(x, lo), M.less_equal(x, hi))
-    zeros = M.zeros_like(g)
+    zeros = M.zero(g)
     return (M.where(inside, g, zeros), M.where(M.less(x, lo), g, zeros),
             M.where(M.greater(x, hi), g, zeros))
 
@@ -163,7 +163,7 @@ defgrad("sin", lambda op, g: M.mul(g, M.cos(_x(op))))
 defgrad("cos", lambda op, g: M.neg(M.mul(g, M.sin(_x(op)))))
 defgrad("tanh", lambda op, g: M.tanh_grad(_y(op), g))
 defgrad("sigmoid", lambda op, g: M.sigmoid_grad(_y(op), g))
-defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zeros_like(g)))
+defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zero(g)))
 defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
 defgrad("reciprocal", lambda op, g: M.neg(M.mul(g, M.square(_y(op)))))
 defgrad("cast", lambda op, g: M.cast(g, _x(op).dtype) if _x(op).dtype.kind == "f" else None)
@@ -173,7 +173,7 @@ for _type in ("zeros_like", "ones_like", "logical_not", "one_hot"):
 # ----- elementwise, two or three inputs -----
 defgrad("add", lambda op, g: (g, g))
 defgrad("sub", lambda op, g: (g, M.neg(g)))
-defgrad("mul", lambda op, g: (M.mul(g, _x(op, 1)), M.mul(g, _x(op, 0))))
+defgrad("mul", lambda op, g: (_times(g, _x(op, 1)), _times(g, _x(op, 0))))
 defgrad("div", lambda op, g: (M.div(g, _x(op, 1)),
                               M.neg(M.div(M.mul(g, _y(op)), _x(op, 1)))))
 defgrad("pow", _pow_grad)
@@ -187,8 +187,15 @@ for _type in ("less", "less_equal", "greater", "greater_equal", "equal", "not_eq
     defgrad(_type, _none)
 
 
+def _times(g, t):
+    # g * t, skipped when g is the broadcast seed of ones: a whole pass over t saved.
+    if M.is_ones(g) and g.dtype == t.dtype and np.broadcast_shapes(g.shape, t.shape) == t.shape:
+        return t
+    return M.mul(g, t)
+
+
 def _select(mask, g):
-    zeros = M.zeros_like(g)
+    zeros = M.zero(g)
     return M.where(mask, g, zeros), M.where(mask, zeros, g)
 
 

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import itertools
-import operator
 
 import numpy as np
 
@@ -214,7 +212,15 @@ def add_n(tensors) -> Tensor:
     """Sum of several gradients arriving at one tensor."""
     if len(tensors) == 1:
         return tensors[0]
-    return make_op("add_n", lambda *vs: functools.reduce(operator.add, vs), tuple(tensors)).outputs[0]
+    return make_op("add_n", _accumulate, tuple(tensors)).outputs[0]
+
+
+def _accumulate(*values):
+    # The first sum is a new array; the rest are added into it, with no temporaries.
+    total = values[0] + values[1]
+    for value in values[2:]:
+        total += value
+    return total
 
 
 def _scatter(g, shape, index, dtype):

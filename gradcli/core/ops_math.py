@@ -26,6 +26,18 @@ def variable(value, name: str | None = None, trainable: bool = True, dtype=None)
     return var
 
 
+def zero(like: Tensor) -> Tensor:
+    """A 0-d zero of like's dtype: where(mask, g, zero(g)) needs no array of zeros."""
+    return constant(np.zeros((), dtype=like.dtype))
+
+
+def is_ones(t: Tensor) -> bool:
+    """Whether t is a constant one, possibly broadcast (the seed of a sum's gradient)."""
+    while t.op.type in ("broadcast_to", "reshape"):
+        t = t.op.inputs[0]
+    return t.op.type == "constant" and t.size == 1 and bool(np.all(t._value == 1))
+
+
 def convert(value, like: Tensor | None = None) -> Tensor:
     """A tensor for value; plain numbers take the float dtype of `like`, as in TensorFlow."""
     if isinstance(value, Tensor):
