@@ -9,6 +9,25 @@ from __future__ import annotations
 import numpy as np
 
 
+def central_differences(objective, base: np.ndarray, step: float) -> np.ndarray:
+    """d objective / d base by central differences, one element at a time.
+
+    The step is relative where |x| > 1 (step * max(1, |x|)), so large values
+    are not probed below their own rounding error.
+    """
+    grad = np.zeros(base.shape)
+    flat_base, flat_grad = base.reshape(-1), grad.reshape(-1)
+    for i in range(flat_base.size):
+        h = step * max(1.0, abs(flat_base[i]))
+        probe = flat_base.copy()
+        probe[i] += h
+        up = objective(probe.reshape(base.shape))
+        probe[i] -= 2 * h
+        down = objective(probe.reshape(base.shape))
+        flat_grad[i] = (up - down) / (2 * h)
+    return grad
+
+
 def random_directions(shape: tuple, count: int, seed: int) -> np.ndarray:
     """count seeded unit directions in the space of a tensor of this shape."""
     basis = np.random.default_rng(seed).standard_normal((count, *shape))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradientError, UnconnectedGradientError
+from ..fd import central_differences, random_directions
 from ..fd import least_norm as _least_norm
-from ..fd import random_directions
 from .autodiff import UNCONNECTED, _tensor_list
 from .evaluate import compile_schedule, feed_value
 from .graph import Tensor, current_value, walk_ops
@@ -53,7 +53,7 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
         base = np.asarray(current_value(x), dtype=np.float64)
         step = eps if eps is not None else (1e-6 if x.dtype == np.float64 else 1e-3)
         if base.size <= max_probes:
-            results.append(_as_value(_full(objective, base, step), x))
+            results.append(_as_value(central_differences(objective, base, step), x))
         else:
             basis = random_directions(base.shape, directions, seed)
             slopes = np.array([(objective(base + step * d) - objective(base - step * d)) / (2 * step)
@@ -65,20 +65,6 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
 def _as_value(grad: np.ndarray, x: Tensor):
     grad = grad.astype(x.dtype)
     return grad[()] if grad.ndim == 0 else grad
-
-
-def _full(objective, base: np.ndarray, step: float) -> np.ndarray:
-    grad = np.zeros(base.shape)
-    flat_base, flat_grad = base.reshape(-1), grad.reshape(-1)
-    for i in range(flat_base.size):
-        h = step * max(1.0, abs(flat_base[i]))
-        probe = flat_base.copy()
-        probe[i] += h
-        up = objective(probe.reshape(base.shape))
-        probe[i] -= 2 * h
-        down = objective(probe.reshape(base.shape))
-        flat_grad[i] = (up - down) / (2 * h)
-    return grad
 
 
 def _weights(ys: list[Tensor], grad_ys) -> list:
