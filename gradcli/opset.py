@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+
 @dataclass(frozen=True, slots=True)
 class OpSpec:
     """One op of the expression language: its parameters, outputs and doc."""

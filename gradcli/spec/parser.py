@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from gradcli.errors import SpecError
 from gradcli.opset import DTYPES, OPERATORS, UNARY_OPERATORS
-from gradcli.spec.ast import (Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node,
-                              SliceExpr, depth)
+from gradcli.spec.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr, depth
 from gradcli.spec.tokens import Token, tokenize
 
 MAX_DEPTH = 48

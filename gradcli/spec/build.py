@@ -1,0 +1,183 @@
+"""Assemble an Experiment from a spec's node tree: the top-level keys and the order of checks.
+
+Every name is collected first, so a clash or a reference to something defined
+later is explained as such rather than as an unknown name.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from gradcli.spec.arrays import literal_array
+from gradcli.spec.document import Map, YNode, to_plain
+from gradcli.spec.exprcheck import Scope
+from gradcli.spec.fields import (
+    check_keys,
+    expect_choice,
+    expect_int,
+    expect_map,
+    expect_names,
+    expect_str,
+    fail,
+    optional,
+    sub,
+)
+from gradcli.spec.gradients import build_functions, build_override_map, build_register
+from gradcli.spec.inputs import InputBuilder
+from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
+from gradcli.spec.names import Names
+from gradcli.spec.sites import check_at, parse_at
+from gradcli.spec.training import build_expect, build_train
+
+TOP_KEYS = ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",
+            "register", "override_map", "functions", "stop_gradients", "grad_ys",
+            "unconnected", "train", "expect")
+BACKENDS = ("numpy", "torch", "jax", "tensorflow")
+SPEC_DTYPES = ("float64", "float32")
+UNCONNECTED = ("none", "zero", "error")
+
+
+def build_experiment(root: Map, path: str) -> Experiment:
+    """Validate every section of `root` and return the Experiment it describes."""
+    check_keys(root, "", TOP_KEYS)
+    default_name = "spec" if path.startswith("<") else Path(path).stem
+    name = _optional(root, "name", lambda n: expect_str(n, "name"), default_name)
+    description = _optional(root, "description", lambda n: expect_str(n, "description"), "")
+    backend = _optional(root, "backend", lambda n: expect_choice(n, "backend", BACKENDS), "numpy")
+    dtype = _optional(root, "dtype", lambda n: expect_choice(n, "dtype", SPEC_DTYPES), "float64")
+    seed = _optional(root, "seed", lambda n: expect_int(n, "seed", minimum=0), 0)
+    sections = {key: _section(root, key) for key in ("inputs", "let", "outputs", "functions",
+                                                     "register", "grad_ys")}
+    if sections["outputs"] is None or not sections["outputs"].items:
+        raise fail(root.items["outputs"][0] if "outputs" in root.items else root, "outputs",
+                   "a spec needs at least one output", "add outputs: {y: sum(x * x)}")
+
+    names = Names()
+    let_names: list[tuple[str, ...]] = []
+    kinds = {"inputs": "input", "functions": "function", "outputs": "output"}
+    for section in root.items:  # in file order, so a clash is reported at the later name
+        if section == "let":
+            let_names = _let_names(sections["let"], names)
+        elif section in kinds:
+            for item, (key_node, _) in _items(sections[section]):
+                names.add(item, kinds[section], key_node, sub(section, item))
+
+    base_dir = Path.cwd() if path.startswith("<") else Path(path).parent
+    builder = InputBuilder(dtype=dtype, seed=seed, base_dir=base_dir)
+    inputs = {item: builder.build(item, value, sub("inputs", item), key_node.mark.location())
+              for item, (key_node, value) in _items(sections["inputs"])}
+    spec_names = names.of("input", "let", "output")
+    functions = build_functions(sections["functions"], spec_names)
+    callable_ = {fname: spec.args for fname, spec in functions.items()}
+    lets = _lets(sections["let"], let_names, inputs, names, callable_)
+    outputs = _outputs(sections["outputs"], inputs, names, callable_)
+    register, register_sites = build_register(sections["register"], functions, spec_names)
+    override_map = build_override_map(optional(root, "override_map"), names, register_sites)
+    wrt = _wrt(optional(root, "wrt"), names, inputs)
+    stop_gradients = _names_list(optional(root, "stop_gradients"), "stop_gradients", names)
+    grad_ys = {}
+    for out, (key_node, value) in _items(sections["grad_ys"]):
+        names.require(out, key_node, sub("grad_ys", out), ("output",), "an output")
+        grad_ys[out] = literal_array(value, sub("grad_ys", out), dtype, dtype)
+    unconnected = _optional(root, "unconnected",
+                            lambda n: expect_choice(n, "unconnected", UNCONNECTED), "none")
+    train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
+                        root.key_mark("train").location() if "train" in root.items else None)
+    expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
+    return Experiment(name=name, description=description, path=path, backend=backend,
+                      dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,
+                      register=register, override_map=override_map, functions=functions,
+                      stop_gradients=stop_gradients, grad_ys=grad_ys, unconnected=unconnected,
+                      train=train, expect=expect, raw=to_plain(root))
+
+
+def _optional(root: Map, key: str, read, default):
+    node = optional(root, key)
+    return default if node is None else read(node)
+
+
+def _section(root: Map, key: str) -> Map | None:
+    """A mapping section, None when absent or null."""
+    node = optional(root, key)
+    return None if node is None else expect_map(node, key, f"a mapping of names under {key}")
+
+
+def _items(node: Map | None):
+    return node.items.items() if node is not None else ()
+
+
+def _let_names(node: Map | None, names: Names) -> list[tuple[str, ...]]:
+    """The names each let binds: 'zeroed, index' unpacks a multi-output op."""
+    out = []
+    for text, (key_node, _) in _items(node):
+        parts = tuple(part.strip() for part in text.split(","))
+        key = sub("let", text)
+        if any(not part for part in parts):
+            raise fail(key_node, key, f"{text!r} has an empty name",
+                       "separate several names with commas: \"a, b\"")
+        for part in parts:
+            names.add(part, "let", key_node, key)
+        out.append(parts)
+    return out
+
+
+def _lets(node: Map | None, let_names, inputs: dict[str, InputSpec], names: Names,
+          callable_: dict) -> tuple[LetSpec, ...]:
+    lets = []
+    visible = set(inputs)
+    outputs = names.of("output")
+    all_lets = [n for group in let_names for n in group]
+    for (text, (_, value)), bound in zip(_items(node), let_names):
+        defined_later = [n for n in all_lets if n not in visible and n not in bound]
+        elsewhere = {n: f"{n!r} is defined later in let; a let may only use inputs and earlier "
+                        "lets" for n in defined_later}
+        elsewhere.update({n: f"{n!r} is defined by this let itself" for n in bound})
+        elsewhere.update({n: f"{n!r} is an output; a let may only use inputs and earlier lets"
+                          for n in outputs})
+        site = parse_at(value, sub("let", text))
+        check_at(site, Scope(frozenset(visible), callable_, elsewhere=elsewhere), len(bound))
+        lets.append(LetSpec(bound, site.expr))
+        visible.update(bound)
+    return tuple(lets)
+
+
+def _outputs(node: Map, inputs: dict[str, InputSpec], names: Names,
+             callable_: dict) -> tuple[OutputSpec, ...]:
+    visible = frozenset(inputs) | frozenset(names.of("let"))
+    others = {n: f"{n!r} is an output; outputs may use inputs and lets, not other outputs "
+                 "(compute it under let)" for n in names.of("output")}
+    outputs = []
+    for name, (_, value) in node.items.items():
+        site = parse_at(value, sub("outputs", name))
+        check_at(site, Scope(visible, callable_, elsewhere=others))
+        outputs.append(OutputSpec(name, site.expr))
+    return tuple(outputs)
+
+
+def _names_list(node: YNode | None, key: str, names: Names) -> tuple[str, ...]:
+    """Names of inputs, lets or outputs, each at most once."""
+    if node is None:
+        return ()
+    out: list[str] = []
+    for name, name_node in expect_names(node, key):
+        names.require(name, name_node, key, ("input", "let", "output"), "an input, let or output")
+        if name in out:
+            raise fail(name_node, key, f"{name!r} is listed twice")
+        out.append(name)
+    return tuple(out)
+
+
+def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec]) -> tuple[str, ...]:
+    """What gradients are taken with respect to: by default every trainable input."""
+    if node is None:
+        return tuple(n for n, spec in inputs.items() if spec.trainable)
+    wrt = _names_list(node, "wrt", names)
+    for name, name_node in expect_names(node, "wrt"):
+        spec = inputs.get(name)
+        if spec is not None and spec.value.dtype.kind != "f":
+            raise fail(name_node, "wrt", f"input {name!r} is {spec.value.dtype}, so it has no "
+                                         "gradient")
+        if spec is not None and not spec.trainable:
+            raise fail(name_node, "wrt", f"input {name!r} is not trainable, so it has no "
+                                         "gradient", "remove 'trainable: false' from it")
+    return wrt
+

@@ -1,0 +1,193 @@
+"""Typed readers for YAML nodes: each returns a Python value or raises a located SpecError."""
+from __future__ import annotations
+
+import difflib
+import keyword
+import math
+import re
+
+from gradcli.errors import SpecError
+from gradcli.spec.document import Map, Mark, Scalar, Seq, YNode
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+# JSON-style spellings of non-finite numbers, as the JSON output writes them.
+_NONFINITE = {"nan": math.nan, "+nan": math.nan, "-nan": math.nan, "inf": math.inf,
+              "+inf": math.inf, "-inf": -math.inf, "infinity": math.inf,
+              "+infinity": math.inf, "-infinity": -math.inf}
+
+
+def sub(key: str, child: str | int) -> str:
+    """The key path of a child: 'inputs' + 'w' -> 'inputs.w', 'expect' + 0 -> 'expect[0]'."""
+    if isinstance(child, int):
+        return f"{key}[{child}]"
+    return f"{key}.{child}" if key else child
+
+
+def fail(at: YNode | Mark | None, key: str, message: str, hint: str | None = None) -> SpecError:
+    """A SpecError at a node (or mark) for the dotted key path `key`."""
+    if at is None:
+        return SpecError(message, key=key, hint=hint)
+    mark = at if isinstance(at, Mark) else at.mark
+    return mark.location().error(message, key=key, hint=hint)
+
+
+def did_you_mean(name: str, candidates) -> str | None:
+    """'did you mean X?' for the closest candidate, or None when nothing is close."""
+    candidates = [c for c in candidates if isinstance(c, str)]
+    lowered = {c.lower(): c for c in candidates}
+    if name.lower() in lowered and lowered[name.lower()] != name:
+        return f"did you mean {lowered[name.lower()]!r}?"
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None
+
+
+def describe(node: YNode | None) -> str:
+    """How a node's type is named in 'expected X, got Y'."""
+    if node is None:
+        return "nothing"
+    if isinstance(node, Seq):
+        return "a list"
+    if isinstance(node, Map):
+        return "a mapping"
+    return {"null": "null", "bool": f"{str(node.value).lower()} (a boolean)",
+            "int": "a number", "float": "a number"}.get(node.kind, _describe_text(node.text))
+
+
+def _describe_text(text: str) -> str:
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return f"the string {shown!r}"
+
+
+def is_identifier(name: str) -> bool:
+    """An ASCII identifier that is not a Python keyword."""
+    return bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name)
+
+
+def check_keys(node: Map, key: str, allowed, required=(), noun: str | None = None) -> None:
+    """Refuse unknown keys (with a did-you-mean) and report the first missing required key.
+
+    With a `noun` the error reads `key: unknown <noun> 'x'`; else `key.x: unknown key 'x'`.
+    """
+    for name, (key_node, _) in node.items.items():
+        if name not in allowed:
+            hint = did_you_mean(name, allowed) or f"expected one of {', '.join(allowed)}"
+            if noun:
+                raise fail(key_node, key, f"unknown {noun} {name!r}", hint)
+            raise fail(key_node, sub(key, name), f"unknown key {name!r}"
+                       + (f" in {key}" if key else ""), hint)
+    for name in required:
+        if name not in node.items:
+            raise fail(node, key, f"missing the required key {name!r}")
+
+
+def expect_map(node: YNode | None, key: str, what: str = "a mapping") -> Map:
+    if not isinstance(node, Map):
+        raise fail(node, key, f"expected {what}, got {describe(node)}")
+    return node
+
+
+def expect_list(node: YNode | None, key: str, what: str = "a list") -> Seq:
+    if not isinstance(node, Seq):
+        raise fail(node, key, f"expected {what}, got {describe(node)}")
+    return node
+
+
+def expect_str(node: YNode | None, key: str, what: str = "a string") -> str:
+    """A string; numbers and dates are taken as written (YAML may have resolved them)."""
+    if not isinstance(node, Scalar) or node.kind in ("null", "bool"):
+        raise fail(node, key, f"expected {what}, got {describe(node)}")
+    return node.text if node.kind != "str" else node.value
+
+
+def expect_name(node: YNode | None, key: str, what: str = "a name") -> str:
+    if not isinstance(node, Scalar) or node.kind != "str":
+        raise fail(node, key, f"expected {what}, got {describe(node)}")
+    name = node.value
+    if not is_identifier(name):
+        raise fail(node, key, f"{name!r} is not a valid name",
+                   "names are letters, digits and '_', not starting with a digit")
+    return name
+
+
+def expect_names(node: YNode | None, key: str) -> list[tuple[str, Scalar]]:
+    """A list of names (or one name): each with its node, for pointing at it later."""
+    if isinstance(node, Scalar) and node.kind == "str":
+        return [(expect_name(node, key), node)]
+    seq = expect_list(node, key, "a list of names")
+    return [(expect_name(item, sub(key, i)), item) for i, item in enumerate(seq.items)]
+
+
+def number_value(node: YNode | None, *, finite: bool = True) -> float | int | None:
+    """The number a scalar holds (numeric strings such as 1e-3 included), else None."""
+    if not isinstance(node, Scalar):
+        return None
+    if node.kind in ("int", "float"):
+        value = node.value
+    elif node.kind == "str" and _NUMBER_TEXT.match(node.value.strip()):
+        text = node.value.strip()
+        value = float(text) if any(c in text for c in ".eE") else int(text)
+    elif node.kind == "str" and node.value.strip().lower() in _NONFINITE:
+        value = _NONFINITE[node.value.strip().lower()]
+    else:
+        return None
+    if isinstance(value, float) and finite and not math.isfinite(value):
+        return None
+    return value
+
+
+def expect_number(node: YNode | None, key: str, *, minimum: float | None = None,
+                  positive: bool = False, below: float | None = None) -> float:
+    """A finite number, optionally > 0, >= minimum or < below."""
+    value = number_value(node)
+    if value is None:
+        raise fail(node, key, f"expected a number, got {describe(node)}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise fail(node, key, "the number is too large for a float") from None
+    if positive and not value > 0:
+        raise fail(node, key, f"expected a positive number, got {value:g}")
+    if minimum is not None and value < minimum:
+        raise fail(node, key, f"expected a number >= {minimum:g}, got {value:g}")
+    if below is not None and not value < below:
+        raise fail(node, key, f"expected a number below {below:g}, got {value:g}")
+    return value
+
+
+def expect_int(node: YNode | None, key: str, *, minimum: int | None = None,
+               maximum: int | None = None) -> int:
+    """An integer (2.0 counts; True does not) within [minimum, maximum]."""
+    value = number_value(node)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int):
+        raise fail(node, key, f"expected an integer, got {describe(node)}")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        bounds = (f"between {minimum} and {maximum}" if maximum is not None
+                  else f">= {minimum}")
+        raise fail(node, key, f"expected an integer {bounds}, got {value}")
+    return value
+
+
+def expect_bool(node: YNode | None, key: str) -> bool:
+    if not isinstance(node, Scalar) or node.kind != "bool":
+        raise fail(node, key, f"expected true or false, got {describe(node)}")
+    return node.value
+
+
+def expect_choice(node: YNode | None, key: str, choices) -> str:
+    """One of `choices` (a string), with a did-you-mean when it is close to one."""
+    if not isinstance(node, Scalar) or node.kind in ("null", "bool"):
+        raise fail(node, key, f"expected one of {', '.join(choices)}, got {describe(node)}")
+    value = node.text
+    if value not in choices:
+        raise fail(node, key, f"unknown value {value!r}; expected one of {', '.join(choices)}",
+                   did_you_mean(value, choices))
+    return value
+
+
+def optional(node: Map, name: str) -> YNode | None:
+    """The value under `name`, with an explicit null treated as absent."""
+    value = node.get(name)
+    return None if isinstance(value, Scalar) and value.kind == "null" else value

@@ -1,0 +1,259 @@
+"""Build the gradient-altering sections: functions, register and override_map.
+
+A registered gradient is checked against every op type override_map sends to
+it: one gradient per op input, and only inputs, outputs and attributes that
+op really has.
+"""
+from __future__ import annotations
+
+import re
+
+from gradcli.opset import BUILTIN_GRADIENTS, OPS
+from gradcli.spec.ast import Name, walk
+from gradcli.spec.document import Map, Scalar, Seq, YNode
+from gradcli.spec.exprcheck import Scope
+from gradcli.spec.fields import (
+    check_keys,
+    describe,
+    did_you_mean,
+    expect_map,
+    expect_names,
+    expect_str,
+    fail,
+    is_identifier,
+    optional,
+    sub,
+)
+from gradcli.spec.model import Expr, FunctionSpec, GradientSpec, OverrideEntry
+from gradcli.spec.names import Names, check_new_name
+from gradcli.spec.sites import Site, check_at, error_at, parse_at
+
+ATTRIBUTE_NAMES = frozenset(p for spec in OPS.values() for p in spec.params
+                            if p not in spec.tensor_params)
+_NUMBERED = re.compile(r"(x|y|dy)([0-9]+)")
+_REGISTER_SEES = ("a registered gradient sees x, x0, x1.. (the op's inputs), y, y0.. (its "
+                  "outputs), dy, dy0.. (their upstream gradients) and the op's attributes")
+
+
+def normalize_op(text: str) -> str:
+    """Op types match case- and underscore-insensitively: Sign, StopGradient, zeros_like."""
+    return text.lower().replace("_", "")
+
+
+_OP_BY_KEY = {normalize_op(op): op for op in OPS}
+
+
+def gradient_list(node: YNode | None, key: str, count: int | None, owner: str,
+                  scope: Scope) -> list[Site | None]:
+    """One expression, or a list with none entries; `count` entries when it is known."""
+    if isinstance(node, Seq):
+        if count is not None and len(node.items) != count:
+            raise fail(node, key, f"expected {count} gradients (one per argument of {owner}), "
+                                  f"got {len(node.items)}")
+        if not node.items:
+            raise fail(node, key, "expected at least one gradient, got an empty list")
+        return [None if _is_none(item) else _checked(item, sub(key, i), scope)
+                for i, item in enumerate(node.items)]
+    if not isinstance(node, Scalar) or node.kind == "null":
+        raise fail(node, key, f"expected a gradient expression or a list of them, got "
+                              f"{describe(node)}")
+    if count is not None and count != 1:
+        raise fail(node, key, f"{owner} has {count} arguments, so its gradient must be a list "
+                              f"of {count} expressions", "write none where an argument gets no "
+                                                         "gradient")
+    return [None if _is_none(node) else _checked(node, key, scope)]
+
+
+def _is_none(node: YNode) -> bool:
+    return isinstance(node, Scalar) and (node.kind == "null" or node.text.strip() in
+                                         ("none", "None"))
+
+
+def _checked(node: YNode, key: str, scope: Scope) -> Site:
+    site = parse_at(node, key)
+    check_at(site, scope)
+    return site
+
+
+def _exprs(sites: list[Site | None]) -> tuple[Expr | None, ...]:
+    return tuple(None if s is None else s.expr for s in sites)
+
+
+def build_functions(node: Map | None, spec_names: list[str]) -> dict[str, FunctionSpec]:
+    """The `functions` section; a body sees only its args (and dy in the gradient)."""
+    out: dict[str, FunctionSpec] = {}
+    if node is None:
+        return out
+    order = list(node.items)
+    for position, (fname, (key_node, value)) in enumerate(node.items.items()):
+        key = sub("functions", fname)
+        body = expect_map(value, key, "a mapping with args, forward and gradient")
+        check_keys(body, key, ("args", "forward", "gradient"), ("args", "forward", "gradient"))
+        args: list[str] = []
+        for arg, arg_node in expect_names(body.get("args"), sub(key, "args")):
+            check_new_name(arg, arg_node, sub(key, "args"), "argument name")
+            if arg in args:
+                raise fail(arg_node, sub(key, "args"), f"argument {arg!r} is listed twice")
+            if arg == "dy" or _NUMBERED.fullmatch(arg) and arg.startswith("dy"):
+                raise fail(arg_node, sub(key, "args"), f"{arg!r} is the upstream gradient inside "
+                                                       "gradient; pick another argument name")
+            args.append(arg)
+        shown = ", ".join(args)
+        elsewhere = {n: f"a function sees only its args ({shown}); pass {n!r} as an argument"
+                     for n in spec_names}
+        elsewhere[fname] = f"function {fname!r} cannot call itself"
+        for later in order[position + 1:]:
+            elsewhere[later] = (f"{later!r} is defined after {fname!r}; a function can only call "
+                                "functions defined above it")
+        callable_ = {name: spec.args for name, spec in out.items()}
+        forward = _checked(body.get("forward"), sub(key, "forward"),
+                           Scope(frozenset(args), callable_, elsewhere=elsewhere,
+                                 hint=f"forward sees only the args: {shown}"))
+        grad_scope = Scope(frozenset(args) | {"dy"}, callable_, numbered=("dy",),
+                           elsewhere=elsewhere, hint=f"gradient sees the args ({shown}) and dy")
+        grads = gradient_list(body.get("gradient"), sub(key, "gradient"), len(args),
+                              f"function {fname!r}", grad_scope)
+        out[fname] = FunctionSpec(fname, tuple(args), forward.expr, _exprs(grads),
+                                  key_node.mark.location())
+    return out
+
+
+def build_register(node: Map | None, functions: dict[str, FunctionSpec], spec_names: list[str],
+                   ) -> tuple[dict[str, GradientSpec], dict[str, list[Site | None]]]:
+    """The `register` section, with each gradient's sites kept for the override checks."""
+    specs: dict[str, GradientSpec] = {}
+    sites: dict[str, list[Site | None]] = {}
+    if node is None:
+        return specs, sites
+    builtins = {b.lower(): b for b in BUILTIN_GRADIENTS}
+    elsewhere = {n: f"{n!r} is not visible here: {_REGISTER_SEES}" for n in spec_names}
+    scope = Scope(frozenset({"x", "y", "dy"}), {n: f.args for n, f in functions.items()},
+                  numbered=("x", "y", "dy"), attributes=ATTRIBUTE_NAMES, elsewhere=elsewhere,
+                  hint=_REGISTER_SEES)
+    for gname, (key_node, value) in node.items.items():
+        key = sub("register", gname)
+        if not is_identifier(gname):
+            raise fail(key_node, key, f"{gname!r} is not a valid gradient name")
+        if gname.lower() in builtins:
+            raise fail(key_node, key, f"{builtins[gname.lower()]!r} is a built-in gradient; "
+                                      "pick another name")
+        if normalize_op(gname) in _OP_BY_KEY:
+            raise fail(key_node, key, f"{gname!r} is an op name; pick another name")
+        sites[gname] = gradient_list(value, key, None, f"gradient {gname!r}", scope)
+        specs[gname] = GradientSpec(gname, _exprs(sites[gname]), key_node.mark.location())
+    return specs, sites
+
+
+def build_override_map(node: YNode | None, names: Names,
+                       register: dict[str, list[Site | None]]) -> tuple[OverrideEntry, ...]:
+    """The `override_map` section: a mapping {op type: gradient} or a list of scoped entries."""
+    if node is None:
+        return ()
+    found: list[tuple[OverrideEntry, str, YNode]] = []
+    if isinstance(node, Map):
+        for op_text, (key_node, value) in node.items.items():
+            key = sub("override_map", op_text)
+            op = _resolve_op(op_text, key_node, key)
+            gradient = _resolve_gradient(value, key, register)
+            found.append((OverrideEntry(op, gradient, None, key_node.mark.location()), key,
+                          key_node))
+    elif isinstance(node, Seq):
+        for i, item in enumerate(node.items):
+            key = sub("override_map", i)
+            entry = expect_map(item, key, "a mapping {op, gradient, scope}")
+            check_keys(entry, key, ("op", "gradient", "scope"), ("op", "gradient"))
+            op_node = entry.get("op")
+            op = _resolve_op(expect_str(op_node, sub(key, "op"), "an op type"), op_node,
+                             sub(key, "op"))
+            gradient = _resolve_gradient(entry.get("gradient"), sub(key, "gradient"), register)
+            found.append((OverrideEntry(op, gradient, _scope(entry, key, names), entry.mark
+                                        .location()), key, entry))
+    else:
+        raise fail(node, "override_map", f"expected a mapping {{op type: gradient}} or a list of "
+                                         f"{{op, gradient, scope}}, got {describe(node)}")
+    _refuse_overlaps(found)
+    for entry, key, at in found:
+        if entry.gradient in register:
+            _check_fits(entry, register[entry.gradient], key, at)
+    return tuple(entry for entry, _, _ in found)
+
+
+def _resolve_op(text: str, node: YNode, key: str) -> str:
+    op = _OP_BY_KEY.get(normalize_op(text))
+    if op is None:
+        raise fail(node, key, f"unknown op type {text!r}", did_you_mean(text.lower(), OPS))
+    return op
+
+
+def _resolve_gradient(node: YNode | None, key: str, register) -> str:
+    name = expect_str(node, key, "a gradient name")
+    if name in register or name in BUILTIN_GRADIENTS:
+        return name
+    raise fail(node, key, f"unknown gradient {name!r}: register it under register, or use a "
+                          f"built-in ({', '.join(BUILTIN_GRADIENTS)})",
+               did_you_mean(name, [*register, *BUILTIN_GRADIENTS]))
+
+
+def _scope(entry: Map, key: str, names: Names) -> tuple[str, ...] | None:
+    scope_node = optional(entry, "scope")
+    if scope_node is None:
+        return None
+    scope: list[str] = []
+    for name, name_node in expect_names(scope_node, sub(key, "scope")):
+        names.require(name, name_node, sub(key, "scope"), ("input", "let", "output"),
+                      "an input, let or output")
+        if name in scope:
+            raise fail(name_node, sub(key, "scope"), f"{name!r} is listed twice")
+        scope.append(name)
+    if not scope:
+        raise fail(scope_node, sub(key, "scope"), "the scope is empty; leave scope out for an "
+                                                  "override of every op")
+    return tuple(scope)
+
+
+def _refuse_overlaps(found) -> None:
+    """Two entries may not both decide the gradient of the same op in the same place."""
+    for i, (entry, key, at) in enumerate(found):
+        for earlier, _, first in found[:i]:
+            if earlier.op != entry.op:
+                continue
+            if entry.scope is None and earlier.scope is None:
+                raise fail(at, key, f"op {entry.op!r} is overridden twice for every op (first "
+                                    f"at line {first.mark.line})")
+            shared = set(entry.scope or ()) & set(earlier.scope or ())
+            if shared:
+                raise fail(at, key, f"op {entry.op!r} is overridden twice within "
+                                    f"{sorted(shared)[0]!r} (first at line {first.mark.line})")
+
+
+def _check_fits(entry: OverrideEntry, sites: list[Site | None], key: str, at: YNode) -> None:
+    """The registered gradient must match the op's inputs, outputs and attributes."""
+    spec = OPS[entry.op]
+    inputs = None if spec.variadic else len(spec.tensor_params)
+    if inputs is not None and len(sites) != inputs:
+        listed = ", ".join(spec.tensor_params) or "none"
+        raise fail(at, key, f"gradient {entry.gradient!r} gives {len(sites)} gradient"
+                            f"{'s' if len(sites) != 1 else ''} but op {entry.op!r} has {inputs} "
+                            f"input{'s' if inputs != 1 else ''} ({listed})",
+                   "write a list with one entry per input, none where an input gets no gradient")
+    attributes = set(spec.params) - set(spec.tensor_params)
+    for site in sites:
+        if site is None:
+            continue
+        for node in walk(site.expr.node):
+            if not isinstance(node, Name):
+                continue
+            numbered = _NUMBERED.fullmatch(node.id)
+            if numbered:
+                kind = "inputs" if numbered[1] == "x" else "outputs"
+                limit = inputs if kind == "inputs" else spec.outputs
+                if limit is not None and int(numbered[2]) >= limit:
+                    noun = kind if limit != 1 else kind[:-1]
+                    raise error_at(site.node, node.pos, site.key,
+                                   f"{node.id!r} does not exist: override_map sends op "
+                                   f"{entry.op!r} here, which has {limit} {noun}", None)
+            elif node.id in ATTRIBUTE_NAMES and node.id not in attributes:
+                raise error_at(site.node, node.pos, site.key,
+                               f"op {entry.op!r} (from override_map) has no attribute "
+                               f"{node.id!r}", f"its attributes: {', '.join(sorted(attributes))}"
+                               if attributes else "it has no attributes")

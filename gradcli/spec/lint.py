@@ -1,0 +1,136 @@
+"""Static warnings about a valid spec: things that parse but silently do nothing.
+
+The CLI prints them and turns them into errors under --strict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradcli.spec.ast import Call, Name, Node, walk
+from gradcli.spec.model import Experiment, Expr, Location
+
+
+@dataclass(frozen=True, slots=True)
+class LintWarning:
+    """One static warning, rendered as `path:line:col: key: message`."""
+
+    message: str
+    loc: Location
+    key: str
+
+    def __str__(self) -> str:
+        if self.loc.line == 0:
+            return f"--set {self.key}: {self.message}"
+        return f"{self.loc.path}:{self.loc.line}:{self.loc.column}: {self.key}: {self.message}"
+
+
+def lint(experiment: Experiment) -> list[LintWarning]:
+    """Every warning for `experiment`, in the order of the sections they concern."""
+    return [*_overrides_matching_nothing(experiment), *_unused_gradients(experiment),
+            *_uncalled_functions(experiment), *_unconnected_wrt(experiment)]
+
+
+def _expressions(experiment: Experiment) -> dict[str, Expr]:
+    """Each let or output name -> the expression that computes it."""
+    out = {}
+    for let in experiment.lets:
+        for name in let.names:
+            out[name] = let.expr
+    for output in experiment.outputs:
+        out[output.name] = output.expr
+    return out
+
+
+def _ops_built(node: Node, experiment: Experiment) -> set[str]:
+    """The op types built by an expression, including inside the functions it calls."""
+    ops: set[str] = set()
+    pending, entered = [node], set()
+    while pending:
+        for current in walk(pending.pop()):
+            if not isinstance(current, Call):
+                continue
+            function = experiment.functions.get(current.func)
+            if function is None:
+                ops.add(current.func)
+            elif current.func not in entered:
+                entered.add(current.func)
+                pending.append(function.forward.node)
+    return ops
+
+
+def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
+    expressions = _expressions(experiment)
+    everywhere: set[str] = set()
+    for expr in [*expressions.values(), *(f.forward for f in experiment.functions.values())]:
+        everywhere |= _ops_built(expr.node, experiment)
+    listed = isinstance(experiment.raw.get("override_map"), list)
+    warnings = []
+    for i, entry in enumerate(experiment.override_map):
+        if entry.scope is None:
+            built, where = everywhere, ""
+        else:
+            built, where = set(), f" while computing {', '.join(entry.scope)}"
+            for name in entry.scope:
+                if name in expressions:
+                    built |= _ops_built(expressions[name].node, experiment)
+        if entry.op not in built:
+            key = f"override_map[{i}]" if listed else f"override_map.{entry.op}"
+            warnings.append(LintWarning(
+                f"override_map entry {entry.op!r} -> {entry.gradient!r} matches no op: no "
+                f"{entry.op} op is built{where} (the most common silent no-op of "
+                "gradient_override_map)", entry.loc, key))
+    return warnings
+
+
+def _unused_gradients(experiment: Experiment) -> list[LintWarning]:
+    used = {entry.gradient for entry in experiment.override_map}
+    return [LintWarning(f"registered gradient {name!r} is used by no override_map entry, so it "
+                        "never runs", spec.loc, f"register.{name}")
+            for name, spec in experiment.register.items() if name not in used]
+
+
+def _uncalled_functions(experiment: Experiment) -> list[LintWarning]:
+    exprs = [*_expressions(experiment).values()]
+    for function in experiment.functions.values():
+        exprs += [function.forward, *(g for g in function.grads if g is not None)]
+    for gradient in experiment.register.values():
+        exprs += [g for g in gradient.grads if g is not None]
+    called = {node.func for expr in exprs for node in walk(expr.node) if isinstance(node, Call)}
+    return [LintWarning(f"function {name!r} is never called", spec.loc, f"functions.{name}")
+            for name, spec in experiment.functions.items() if name not in called]
+
+
+def _unconnected_wrt(experiment: Experiment) -> list[LintWarning]:
+    """wrt names no output reaches, not walking past stop_gradients.
+
+    A spec that sets `unconnected:` has said how it wants them reported, so it
+    is not warned.
+    """
+    if "unconnected" in experiment.raw:
+        return []
+    deps = {name: {n.id for n in walk(expr.node) if isinstance(n, Name)}
+            for name, expr in _expressions(experiment).items()}
+    stopped = set(experiment.stop_gradients)
+    reached: set[str] = set()
+    for output in experiment.outputs:
+        pending = [output.name]
+        while pending:
+            name = pending.pop()
+            if name in reached:
+                continue
+            reached.add(name)
+            if name not in stopped:
+                pending.extend(deps.get(name, ()))
+    explicit = "wrt" in experiment.raw
+    warnings = []
+    for name in experiment.wrt:
+        if name in reached:
+            continue
+        if name in experiment.inputs:
+            loc = experiment.inputs[name].loc
+        else:
+            loc = _expressions(experiment)[name].loc
+        key = "wrt" if explicit else f"inputs.{name}"
+        warnings.append(LintWarning(f"no output depends on {name!r}, so its gradients are all "
+                                    "unconnected", loc, key))
+    return warnings

@@ -1,0 +1,31 @@
+"""Load a spec: read the file, compose its YAML, apply --set overrides, validate."""
+from __future__ import annotations
+
+from os import PathLike
+
+from gradcli.errors import SpecError
+from gradcli.spec.build import build_experiment
+from gradcli.spec.document import Map, Source, compose, read_file
+from gradcli.spec.fields import describe, fail
+from gradcli.spec.model import Experiment
+from gradcli.spec.overrides import apply_overrides
+
+
+def load_spec(path: str | PathLike, overrides=()) -> Experiment:
+    """The Experiment in the spec file at `path`, with `--set KEY=VALUE` overrides applied."""
+    return load_spec_text(read_file(path), path=str(path), overrides=overrides)
+
+
+def load_spec_text(text: str, path: str = "<string>", overrides=()) -> Experiment:
+    """The Experiment in YAML `text`; `path` names it in errors and anchors `load:` paths."""
+    if not isinstance(text, str):
+        raise SpecError(f"a spec must be text, got {type(text).__name__}", path=path)
+    if isinstance(overrides, str):
+        overrides = (overrides,)  # one KEY=VALUE, not its characters
+    root = compose(Source(path, text))
+    if root is None:
+        raise SpecError("the spec is empty: expected a mapping with at least 'outputs'", path=path)
+    if not isinstance(root, Map):
+        raise fail(root, "", f"a spec must be a mapping of keys such as inputs and outputs, got "
+                             f"{describe(root)}")
+    return build_experiment(apply_overrides(root, overrides), path)

@@ -1,0 +1,61 @@
+"""Apply `--set dotted.key=value` overrides to the spec's node tree before validation.
+
+The value is parsed as YAML, so `inputs.x=[1,2,3]` sets a list; its nodes keep
+the --set text as their source, so an error in it is reported as `--set KEY`.
+Integer path parts index lists (`expect.train.loss.0=1.5`).
+"""
+from __future__ import annotations
+
+from gradcli.errors import SpecError
+from gradcli.spec.document import Map, Mark, Scalar, Seq, Source, YNode, compose
+
+
+def apply_overrides(root: Map, overrides) -> Map:
+    """`root` with every override applied in order (later ones win)."""
+    for text in overrides:
+        if not isinstance(text, str):
+            raise SpecError(f"--set expects KEY=VALUE strings, got {type(text).__name__}")
+        key, sep, value = text.partition("=")
+        key = key.strip()
+        parts = key.split(".")
+        if not sep or not key or any(not part.strip() for part in parts):
+            raise SpecError(f"--set expects KEY=VALUE with a dotted key such as "
+                            f"train.steps=5, got {text!r}")
+        source = Source("--set", value, from_set=True, set_key=key)
+        node = compose(source)
+        if node is None:  # `--set key=` sets null, as an empty YAML value would
+            node = Scalar(None, "", "null", None, Mark(source, 0, 0, 1), 0)
+        root = _replace(root, [p.strip() for p in parts], node, source, 0)
+    return root
+
+
+def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
+             depth: int) -> YNode:
+    """A copy of `node` with the path `parts` set to `value` (missing mappings created)."""
+    if not parts:
+        return value
+    part, rest = parts[0], parts[1:]
+    here = source.set_key
+    if node is None:
+        node = Map({}, Mark(source, 0, 0, 1), 1)
+    if isinstance(node, Map):
+        items = dict(node.items)
+        key_node, child = items.get(part, (None, None))
+        if key_node is None:
+            key_node = Scalar(part, part, "str", None, Mark(source, 0, 0, 1), 0)
+        items[part] = (key_node, _replace(child, rest, value, source, depth + 1))
+        return Map(items, node.mark, node.size)
+    prefix = ".".join(source.set_key.split(".")[:depth]) or "the spec"
+    if isinstance(node, Seq):
+        if not part.lstrip("-").isdigit():
+            raise SpecError(f"{prefix} is a list; index it with a number, not {part!r}",
+                            key=f"--set {here}")
+        index = int(part)
+        if not -len(node.items) <= index < len(node.items):
+            raise SpecError(f"{prefix} has {len(node.items)} items; there is no item {index}",
+                            key=f"--set {here}")
+        items = list(node.items)
+        items[index] = _replace(items[index], rest, value, source, depth + 1)
+        return Seq(tuple(items), node.mark, node.size)
+    raise SpecError(f"{prefix} is a single value, so it has no key {part!r}",
+                    key=f"--set {here}")

@@ -1,0 +1,210 @@
+"""The JSON Schema (draft 2020-12) of a spec, for editors and the YAML language server.
+
+It describes shapes and enums, so keys complete and typos show; the loader
+remains the judge of everything a schema cannot say (names in scope, arity).
+"""
+from __future__ import annotations
+
+from gradcli.opset import BUILTIN_GRADIENTS, DTYPES, OPS
+from gradcli.spec.build import BACKENDS, SPEC_DTYPES, UNCONNECTED
+from gradcli.spec.training import OPTIMIZERS
+
+_NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _d(description: str, **schema) -> dict:
+    return {"description": description, **schema}
+
+
+def _number(description: str, **extra) -> dict:
+    # PyYAML reads 1e-3 (no dot) as a string, and the loader accepts it, so does the schema.
+    return _d(description, anyOf=[{"type": "number", **extra},
+                                  {"type": "string", "pattern": r"^[+-]?[0-9.]+[eE][+-]?[0-9]+$"}])
+
+
+def _tensor(description: str) -> dict:
+    return _d(description, anyOf=[{"type": ["number", "boolean", "string"]},
+                                  {"type": "array", "items": {"$ref": "#/$defs/literal"}}])
+
+
+def _names(description: str) -> dict:
+    return _d(description, anyOf=[{"type": "string", "pattern": _NAME},
+                                  {"type": "array", "items": {"type": "string", "pattern": _NAME},
+                                   "uniqueItems": True}])
+
+
+def _expression(description: str) -> dict:
+    return _d(description + " (an expression: " + ", ".join(sorted(OPS)[:12]) + ", ...)",
+              type=["string", "number"])
+
+
+def _gradients(description: str) -> dict:
+    return _d(description, anyOf=[{"type": "string"},
+                                  {"type": "array", "minItems": 1,
+                                   "items": {"type": ["string", "null"]}}])
+
+
+def _shape(description: str) -> dict:
+    return _d(description, anyOf=[{"type": "integer", "minimum": 0},
+                                  {"type": "array", "maxItems": 8,
+                                   "items": {"type": "integer", "minimum": 0}}])
+
+
+def _pair(description: str) -> dict:
+    return _d(description, type="array", minItems=2, maxItems=2, items={"type": "number"})
+
+
+def _input() -> dict:
+    sources = {
+        "value": _tensor("a literal: a number or nested lists"),
+        "uniform": _pair("[low, high]: a seeded uniform draw (needs shape)"),
+        "normal": _pair("[mean, std]: a seeded normal draw (needs shape)"),
+        "zeros": _shape("SHAPE: a tensor of zeros"),
+        "ones": _shape("SHAPE: a tensor of ones"),
+        "linspace": _d("[start, stop, count]: evenly spaced numbers", type="array",
+                       minItems=3, maxItems=3),
+        "load": _d("FILE.npz beside the spec (relative; no '..' out of its directory)",
+                   type="string", pattern=r"\.npz$"),
+    }
+    mapping = {
+        "type": "object", "additionalProperties": False,
+        "properties": {**sources,
+                       "shape": _shape("the shape: required for uniform/normal, a reshape else"),
+                       "trainable": _d("differentiated and trained (default: true for float "
+                                       "inputs; int and bool inputs never are)", type="boolean"),
+                       "dtype": _d("the dtype (default: the spec's dtype)", enum=list(DTYPES)),
+                       "key": _d("the array's name inside the .npz (default: its only array)",
+                                 type="string")},
+        "oneOf": [{"required": [s]} for s in sources],
+    }
+    return _d("a leaf tensor: a literal, or a mapping with exactly one of "
+              + ", ".join(sources), anyOf=[_tensor("a literal"), mapping])
+
+
+def _override_map() -> dict:
+    op = _d("an op type, matched case-insensitively (Sign, Identity work)",
+            anyOf=[{"enum": sorted(OPS)}, {"type": "string"}])
+    gradient = _d("a gradient registered under register, or a built-in: "
+                  + ", ".join(BUILTIN_GRADIENTS), type="string")
+    entry = {"type": "object", "additionalProperties": False, "required": ["op", "gradient"],
+             "properties": {"op": op, "gradient": gradient,
+                            "scope": _names("only ops built while computing these let/output "
+                                            "names")}}
+    return _d("op type -> registered gradient, like tf gradient_override_map",
+              anyOf=[{"type": "object", "additionalProperties": gradient,
+                      "propertyNames": {"pattern": _NAME}},
+                     {"type": "array", "items": entry}])
+
+
+def _train() -> dict:
+    hyper = {"lr": _number("learning rate (required)", exclusiveMinimum=0),
+             "momentum": _number("momentum (default 0.9)", minimum=0, exclusiveMaximum=1),
+             "nesterov": _d("Nesterov momentum (default false)", type="boolean"),
+             "beta1": _number("Adam beta1 (default 0.9)", minimum=0, exclusiveMaximum=1),
+             "beta2": _number("Adam beta2 (default 0.999)", minimum=0, exclusiveMaximum=1),
+             "epsilon": _number("Adam epsilon (default 1e-7, as TensorFlow)",
+                                exclusiveMinimum=0)}
+    optimizer = _d("the optimizer and its hyper-parameters", type="object",
+                   additionalProperties=False, required=["name", "lr"],
+                   properties={"name": _d("the optimizer", enum=list(OPTIMIZERS)), **hyper})
+    clip = _d("gradient clipping: exactly one of norm, global_norm, value", type="object",
+              additionalProperties=False, minProperties=1, maxProperties=1,
+              properties={"norm": _number("per-tensor clip_by_norm bound", exclusiveMinimum=0),
+                          "global_norm": _number("clip_by_global_norm bound",
+                                                 exclusiveMinimum=0),
+                          "value": _pair("[lo, hi]: clip_by_value bounds, lo < hi")})
+    return _d("optimizer steps on the trainable inputs", type="object",
+              additionalProperties=False, required=["optimizer"],
+              properties={"loss": _d("the output to minimize (default: the only output)",
+                                     type="string", pattern=_NAME),
+                          "optimizer": optimizer, "clip": clip,
+                          "steps": _d("number of steps (default 1)", type="integer", minimum=1,
+                                      maximum=100_000)})
+
+
+def _expect() -> dict:
+    table = _d("{output: {wrt name: expected gradient, or null for unconnected}}", type="object",
+               additionalProperties={"type": "object",
+                                     "additionalProperties": {"anyOf": [
+                                         {"type": "null"}, {"$ref": "#/$defs/literal"}]}})
+    return _d("expected results: the spec becomes a regression test", type="object",
+              additionalProperties=False,
+              properties={
+                  "values": _d("{name: expected value} for inputs, lets and outputs",
+                               type="object", additionalProperties={"$ref": "#/$defs/literal"}),
+                  "gradients": table | {"description": "expected overridden (used) gradients: "
+                                                       + table["description"]},
+                  "true_gradients": table | {"description": "expected true gradients: "
+                                                            + table["description"]},
+                  "train": _d("expected training results", type="object",
+                              additionalProperties=False,
+                              properties={"params": _d("{input: value after training}",
+                                                       type="object"),
+                                          "loss": _d("expected loss per step", type="array",
+                                                     items={"type": ["number", "string"]})}),
+                  "tolerance": _d("comparison tolerance", type="object",
+                                  additionalProperties=False,
+                                  properties={"rtol": _number("relative (default 1e-6)",
+                                                              minimum=0),
+                                              "atol": _number("absolute (default 1e-9)",
+                                                              minimum=0)}),
+              })
+
+
+def json_schema() -> dict:
+    """The spec's JSON Schema, with a description on every key."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://gradcli.invalid/schema/spec-v1.json",
+        "title": "gradcli experiment spec",
+        "description": "A declarative gradient experiment: inputs, expressions, gradient "
+                       "overrides, optional training and expectations.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["outputs"],
+        "$defs": {"literal": _d("a number or nested lists of numbers",
+                                anyOf=[{"type": ["number", "boolean", "string"]},
+                                       {"type": "array", "items": {"$ref": "#/$defs/literal"}}])},
+        "properties": {
+            "name": _d("the experiment's name (default: the file's stem)", type="string"),
+            "description": _d("what the experiment shows", type="string"),
+            "backend": _d("where gradients are computed (default numpy)", enum=list(BACKENDS)),
+            "dtype": _d("float dtype of float inputs (default float64)", enum=list(SPEC_DTYPES)),
+            "seed": _d("every random draw derives from it (default 0)", type="integer",
+                       minimum=0),
+            "inputs": _d("leaf tensors by name", type="object",
+                         propertyNames={"pattern": _NAME}, additionalProperties=_input()),
+            "let": _d("named intermediates, in order; \"a, b\" unpacks a multi-output op",
+                      type="object", additionalProperties=_expression("an intermediate")),
+            "outputs": _d("the results that are differentiated", type="object", minProperties=1,
+                          propertyNames={"pattern": _NAME},
+                          additionalProperties=_expression("an output")),
+            "wrt": _names("differentiate with respect to these (default: every trainable "
+                          "input)"),
+            "register": _d("named gradients, like tf.RegisterGradient: x, x0.. are the op's "
+                           "inputs, y, y0.. its outputs, dy, dy0.. the upstream gradients",
+                           type="object", propertyNames={"pattern": _NAME},
+                           additionalProperties=_gradients("one expression, or a list with "
+                                                           "none where an input gets none")),
+            "override_map": _override_map(),
+            "functions": _d("custom-gradient functions, like tf.custom_gradient", type="object",
+                            propertyNames={"pattern": _NAME},
+                            additionalProperties={
+                                "type": "object", "additionalProperties": False,
+                                "required": ["args", "forward", "gradient"],
+                                "properties": {
+                                    "args": _d("argument names", type="array",
+                                               items={"type": "string", "pattern": _NAME}),
+                                    "forward": _expression("the forward computation over args"),
+                                    "gradient": _gradients("one gradient per arg (dy is the "
+                                                           "upstream gradient); none for none"),
+                                }}),
+            "stop_gradients": _names("treated as constants, like tf.gradients(stop_gradients=)"),
+            "grad_ys": _d("upstream gradient per output (default ones)", type="object",
+                          additionalProperties={"$ref": "#/$defs/literal"}),
+            "unconnected": _d("how an unconnected gradient is reported (default none: null)",
+                              enum=list(UNCONNECTED)),
+            "train": _train(),
+            "expect": _expect(),
+        },
+    }
