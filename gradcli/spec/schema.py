@@ -102,7 +102,7 @@ def _train() -> dict:
              "nesterov": _d("Nesterov momentum (default false)", type="boolean"),
              "beta1": _number("Adam beta1 (default 0.9)", minimum=0, exclusiveMaximum=1),
              "beta2": _number("Adam beta2 (default 0.999)", minimum=0, exclusiveMaximum=1),
-             "epsilon": _number("Adam epsilon (default 1e-7, as TensorFlow)",
+             "epsilon": _number("Adam epsilon (default 1e-8, as tf.train.AdamOptimizer)",
                                 exclusiveMinimum=0)}
     optimizer = _d("the optimizer and its hyper-parameters", type="object",
                    additionalProperties=False, required=["name", "lr"],

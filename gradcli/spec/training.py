@@ -24,11 +24,11 @@ from gradcli.spec.names import Names
 
 MAX_STEPS = 100_000
 # Every optimizer's hyper-parameters and defaults (None: required). Adam's epsilon is
-# TensorFlow's default, so the numbers match tf.keras.optimizers.Adam.
+# tf.train.AdamOptimizer's (1e-8), whose update rule gradcli uses.
 OPTIMIZERS = {
     "sgd": {"lr": None},
     "momentum": {"lr": None, "momentum": 0.9, "nesterov": False},
-    "adam": {"lr": None, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7},
+    "adam": {"lr": None, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
 }
 CLIP_KINDS = ("norm", "global_norm", "value")
 

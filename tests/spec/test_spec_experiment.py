@@ -47,7 +47,7 @@ def test_null_sections_are_empty(load):
     ("{name: momentum, lr: 0.5}", {"lr": 0.5, "momentum": 0.9, "nesterov": False}),
     ("{name: momentum, lr: 0.5, momentum: 0.5, nesterov: true}",
      {"lr": 0.5, "momentum": 0.5, "nesterov": True}),
-    ("{name: adam, lr: 1e-3}", {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7}),
+    ("{name: adam, lr: 1e-3}", {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}),
 ])
 def test_optimizer_defaults(optimizer, hyper, load):
     exp = load(f"inputs: {{a: 1.0}}\noutputs: {{y: a * a}}\ntrain: {{optimizer: {optimizer}}}\n")

@@ -10,7 +10,7 @@ def test_values_are_yaml(load, base):
                                 "train.optimizer={name: adam, lr: 1e-3}", "seed=3"])
     np.testing.assert_array_equal(exp.inputs["x"].value, [1.0, 2.0, 3.0])
     assert exp.train.steps == 5 and exp.train.optimizer == "adam"
-    assert exp.train.hyper == {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7}
+    assert exp.train.hyper == {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8}
     assert exp.seed == 3
     assert exp.raw["inputs"]["x"] == [1, 2, 3] and exp.raw["train"]["steps"] == 5
 
