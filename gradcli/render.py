@@ -153,15 +153,22 @@ def _element_rows(table: Table, name: str, value, row) -> None:
 
 
 def _summary_rows(table: Table, name: str, row) -> None:
+    # A directional numeric estimate is a projection: its min/max mean nothing
+    # beside the full gradients, so it is compared in the summary table only.
+    columns = [row.overridden, row.true] + ([row.numeric] if row.numeric_kind == "full" else [])
     for stat, fn in (("norm", lambda a: np.sqrt(np.sum(a * a))), ("min", np.min), ("max", np.max),
                      ("mean", np.mean)):
         cells = []
-        for column in (row.overridden, row.true, row.numeric):
+        for column in columns:
             if column is None:
                 cells.append(Text("None", style="dim italic"))
             else:
                 with np.errstate(all="ignore"):
                     cells.append(number_text(float(fn(np.asarray(column, dtype=np.float64)))))
+        if row.numeric_kind != "full":
+            note = {"directional": "directional:", "skipped": "skipped"}.get(row.numeric_kind, "")
+            cells.append(Text({"norm": note, "min": "see summary" if note == "directional:" else ""}
+                              .get(stat, ""), style="dim"))
         table.add_row(name if stat == "norm" else "", stat, Text(""), *cells)
 
 

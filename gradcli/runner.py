@@ -113,7 +113,7 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
         elif no == 0 or nt == 0:
             cosine = 0.0
         else:
-            cosine = float(np.dot(o, t) / (no * nt))
+            cosine = float(np.clip(np.dot(o, t) / (no * nt), -1.0, 1.0))
         diff = float(np.max(np.abs(o - t))) if o.size else 0.0
         agree = float(np.mean(np.sign(o) == np.sign(t))) if o.size else 1.0
     summary = Summary(cosine, diff, no, nt, agree)

@@ -158,3 +158,18 @@ def test_python_dash_m_gradcli_works():
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "passed ste-sign-quantize-grad" in proc.stderr
+
+
+def test_a_large_input_is_summarized_and_checked_along_random_directions(tmp_path):
+    spec = write(tmp_path, "inputs:\n  x: {normal: [0, 1], shape: [3000]}\n"
+                           "  w: {uniform: [-1, 1], shape: [3000]}\noutputs:\n  y: sum(tanh(x) * w)\n")
+    table = invoke("run", spec, env={"NO_COLOR": "1", "COLUMNS": "120"})
+    assert table.exit_code == 0, table.stderr
+    assert "norm" in table.stdout and "directional:" in table.stdout
+    assert "[2999]" not in table.stdout
+    doc = json.loads(invoke("run", spec, "--format", "json").stdout)
+    x = doc["gradients"]["y"]["x"]
+    assert x["numeric_kind"] == "directional"
+    summary = doc["summary"]["y"]["x"]
+    assert summary["numeric_max_abs_diff"] < 1e-6  # the estimate matches the true gradient's projection
+    assert summary["cosine"] == 1.0
