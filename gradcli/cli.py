@@ -177,15 +177,19 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
     results = [runner.run(exp, backend=b) for _, exp, b in runs]
     labels = [label for label, _, _ in runs]
-    rows, ok = runner.compare(results, tolerance)
+    rows, ok = runner.compare(results, tolerance, labels)
     if fmt == "json":
         doc = {"runs": labels, "tolerance": tolerance, "within_tolerance": ok,
                "rows": [{"output": r.output, "input": r.input,
                          "overridden": render.jsonable(r.overridden), "true": render.jsonable(r.true),
-                         "max_diff": render.jsonable(r.max_diff), "within": r.within} for r in rows]}
+                         "max_diff": render.jsonable(r.max_diff), "within": r.within,
+                         "notes": r.notes} for r in rows]}
         _write(json.dumps(doc, indent=2, allow_nan=False) + "\n", None, out)
     else:
         out.print(render.comparison_table(labels, rows, tolerance))
+        notes = render.convention_notes(labels, results, rows)
+        if notes is not None:
+            out.print(notes)
         losses = render.loss_table(labels, results)
         if losses is not None:
             out.print(losses)

@@ -63,6 +63,8 @@ def to_json(result) -> dict:
         "overrides": [{"op": e.op, "gradient": e.gradient, "scope": list(e.scope) if e.scope else None,
                        "matched_ops": n} for e, n in result.overrides],
         "warnings": list(result.warnings),
+        "conventions": [{"topic": c.topic, "text": c.text, "output": c.output, "input": c.input}
+                        for c in result.conventions],
     }
     if result.train is not None:
         t = result.train
@@ -80,6 +82,11 @@ def json_text(results) -> str:
 
 
 # ----- rich tables -----
+def _table(title: str) -> Table:
+    # Wide enough for its title: rich would otherwise wrap it to the columns' width.
+    return Table(title=title, title_justify="left", min_width=len(title) + 2)
+
+
 def header(result) -> Panel:
     exp = result.experiment
     lines = [Text.assemble((exp.name, "bold"), "  ", (exp.description or "", "italic"))]
@@ -96,7 +103,7 @@ def header(result) -> Panel:
 def values_table(result) -> Table | None:
     if not result.values:
         return None
-    table = Table(title="values", title_justify="left")
+    table = _table("values")
     table.add_column("name", style="bold")
     table.add_column("shape")
     table.add_column("value")
@@ -122,7 +129,7 @@ def _brief(array: np.ndarray) -> Text:
 
 def gradient_table(result, output: str) -> Table:
     """One output's gradients: element by element for small inputs, summarized for large."""
-    table = Table(title=f"gradients of {output}", title_justify="left")
+    table = _table(f"gradients of {output}")
     for column in ("input", "element", "value", "overridden", "true", "numeric"):
         table.add_column(column, justify="right" if column not in ("input", "element") else "left")
     inputs = result.experiment.inputs
@@ -177,7 +184,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def summary_table(result) -> Table:
-    table = Table(title="overridden vs true", title_justify="left")
+    table = _table("overridden vs true")
     for column in ("output", "input", "cosine", "max |diff|", "‖overridden‖", "‖true‖",
                    "sign agreement", "numeric vs true"):
         table.add_column(column, justify="left" if column in ("output", "input") else "right")
@@ -191,8 +198,7 @@ def summary_table(result) -> Table:
 
 def train_table(result) -> Table:
     t = result.train
-    table = Table(title=f"training ({len(t.loss)} steps, loss {result.experiment.train.loss})",
-                  title_justify="left")
+    table = _table(f"training ({len(t.loss)} steps, loss {result.experiment.train.loss})")
     table.add_column("step", justify="right")
     table.add_column("loss", justify="right")
     names = list(t.params) if any(t.params.values()) else []
@@ -228,6 +234,8 @@ def result_renderables(result) -> list:
         parts.append(train_table(result))
     if result.expect is not None:
         parts.append(expect_text(result))
+    if result.conventions:
+        parts.append(Text("\n".join(f"note: {c.text}" for c in result.conventions), style="dim"))
     return [p for p in parts if p is not None]
 
 
@@ -281,7 +289,7 @@ def to_csv(results) -> str:
 
 def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
     """Overridden gradients side by side (one column per run), the true gradient once."""
-    table = Table(title="overridden gradients side by side", title_justify="left")
+    table = _table("overridden gradients side by side")
     table.add_column("output/input")
     table.add_column("element")
     for label in labels:
@@ -304,8 +312,7 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
                     cells.append(Text(f"‖·‖ {np.sqrt(np.sum(a * a)):.6g}"))
                 else:
                     cells.append(number_text(a[k]))
-            verdict = [] if tolerance is None else [
-                Text("ok", style="green") if row.within else Text("DIFFERS", style="bold red")]
+            verdict = [] if tolerance is None else [_verdict(row)]
             first = k in (0, None)
             table.add_row(f"{row.output}/{row.input}" if first else "",
                           "" if k is None else str(k), *cells,
@@ -315,11 +322,29 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
     return table
 
 
+def _verdict(row) -> Text:
+    if row.within:
+        return Text("ok", style="green")
+    if row.notes:
+        return Text("convention (see note)", style="yellow")
+    return Text("DIFFERS", style="bold red")
+
+
+def convention_notes(labels: list[str], results, rows) -> Text | None:
+    """The notes under a comparison: per row, then each backend's general ones."""
+    lines = [f"{r.output}/{r.input}: {note}" for r in rows for note in r.notes]
+    lines += [f"{label}: {c.text}" for label, res in zip(labels, results)
+              for c in res.conventions if c.output is None]
+    if not lines:
+        return None
+    return Text("notes\n" + "\n".join(f"  {line}" for line in dict.fromkeys(lines)), style="dim")
+
+
 def loss_table(labels: list[str], results) -> Table | None:
     trained = [(label, r) for label, r in zip(labels, results) if r.train is not None]
     if not trained:
         return None
-    table = Table(title="training loss side by side", title_justify="left")
+    table = _table("training loss side by side")
     table.add_column("step", justify="right")
     for label, _ in trained:
         table.add_column(label, justify="right")

@@ -26,6 +26,8 @@ class Builder(Protocol):
     def override_scope(self, entries) -> Any: ...
     def call_function(self, spec, args: list, evaluate: Callable) -> Any: ...
     def pass_through(self, fn: Callable, x) -> Any: ...
+    def bind(self, names: tuple, value, env: Mapping) -> Any:
+        """Called as each let and output is bound: a backend may swap in stopped copies."""
 
 
 def spec_error(expr, message: str, node=None) -> SpecError:
@@ -68,7 +70,8 @@ class Interpreter:
         entries = [e for e in self.experiment.override_map
                    if e.scope is not None and set(e.scope) & set(names)]
         with self.builder.override_scope(entries) if entries else ExitStack():
-            return self.evaluate(expr, env)
+            value = self.evaluate(expr, env)
+        return self.builder.bind(names, value, env)
 
     def evaluate(self, expr, env: Mapping) -> Any:
         return self._eval(expr.node, expr, env)

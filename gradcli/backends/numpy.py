@@ -73,6 +73,9 @@ class _Builder:
     def pass_through(self, fn, x):
         return gc.grad_pass_through(fn)(x)
 
+    def bind(self, names, value, env):
+        return value
+
 
 def _registered_rule(spec, interpreter: Interpreter):
     def rule(op, *dys):
@@ -100,8 +103,7 @@ class NumpyProgram(Program):
                        for name, spec in exp.inputs.items()}
         with self._registered_gradients():
             self.env = self.interpreter.build(self.leaves)
-            self.override_matches = [(entry, len(scope.matches.get(entry.op, [])))
-                                     for entries, scope in builder.scopes for entry in entries]
+            self.override_matches = _matches_per_entry(builder.scopes)
             self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
         self.value_names = [n for n in self.env if n not in exp.inputs
                             and isinstance(self.env[n], gc.Tensor)]
@@ -187,6 +189,15 @@ class NumpyProgram(Program):
         record.final = {n: v.numpy() for n, v in params}
         record.final_loss = float(loss_fn()[0])
         return record
+
+
+def _matches_per_entry(scopes) -> list:
+    """(entry, ops matched) once per entry, summed over the scopes it was entered in."""
+    counts: dict = {}
+    for entries, scope in scopes:
+        for entry in entries:
+            counts[entry] = counts.get(entry, 0) + len(scope.matches.get(entry.op, []))
+    return list(counts.items())
 
 
 def _clipped(grads: list, clip):

@@ -8,6 +8,16 @@ import numpy as np
 SMALL = 64  # up to this many parameter elements, training records every step's values
 
 
+@dataclass(frozen=True, slots=True)
+class Convention:
+    """Where a framework's own convention differs from spec-v1 (and what gradcli reports)."""
+
+    topic: str
+    text: str
+    output: str | None = None
+    input: str | None = None
+
+
 @dataclass(slots=True)
 class TrainRecord:
     """Loss before each step, and (for small models) parameters and gradients per step."""
@@ -22,10 +32,10 @@ class TrainRecord:
 class Program:
     """A spec built once on one backend; each method replays it."""
 
-    override_matches: list = []
-
     def __init__(self, experiment) -> None:
         self.experiment = experiment
+        self.override_matches: list = []             # [(OverrideEntry, ops it matched)]
+        self.conventions: list[Convention] = []      # where the framework's own convention differs
 
     def values(self) -> dict:
         """Every let and output by name."""

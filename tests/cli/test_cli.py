@@ -173,3 +173,23 @@ def test_a_large_input_is_summarized_and_checked_along_random_directions(tmp_pat
     summary = doc["summary"]["y"]["x"]
     assert summary["numeric_max_abs_diff"] < 1e-6  # the estimate matches the true gradient's projection
     assert summary["cosine"] == 1.0
+
+
+def test_a_scoped_override_entry_is_counted_once_over_all_its_scopes(tmp_path):
+    spec = write(tmp_path, "inputs:\n  x: 2.0\nlet:\n  p: x * 3\n  q: identity(x)\n"
+                           "override_map:\n  - {op: identity, gradient: reverse, scope: [p, q]}\n"
+                           "outputs:\n  y: p + q\n")
+    doc = json.loads(invoke("run", spec, "--format", "json").stdout)
+    assert doc["overrides"] == [{"op": "identity", "gradient": "reverse", "scope": ["p", "q"],
+                                 "matched_ops": 1}]
+    assert doc["warnings"] == []
+    assert doc["gradients"]["y"]["x"]["overridden"] == 2.0  # 3 through p, -1 through q
+
+
+def test_compare_backends_explains_conventions_in_notes():
+    pytest.importorskip("torch")
+    result = invoke("compare", CLIP, "--backends", "numpy,torch", "--tolerance", "1e-9",
+                    env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "torch: torch.nn.utils.clip_grad_norm_ divides by (norm + 1e-06)" in result.stdout
+    assert "training loss side by side" in result.stdout

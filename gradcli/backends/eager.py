@@ -1,0 +1,438 @@
+"""The spec constructs on an eager framework, written once for torch, jax and tensorflow.
+
+A framework backend supplies a `Kit`: its tensors, one raw forward op per
+opset name, and three mechanisms of its own: a custom-gradient op
+(torch.autograd.Function, jax.custom_vjp, tf.custom_gradient), stop_gradient
+(detach, lax.stop_gradient, tf.stop_gradient) and a vector-Jacobian product
+(torch.autograd.grad, jax.vjp, tf.GradientTape). This module maps every spec
+construct onto those:
+
+- override_map entries and `register`ed or built-in named gradients: the op
+  runs inside the kit's custom-gradient op, whose backward evaluates the rule;
+- functions: the forward is built as usual, then a custom-gradient op passes
+  its result on and, going backward, evaluates the function's own gradients;
+- grad_pass_through and reverse_gradient: custom-gradient ops too;
+- stop_gradient: the kit's own; `stop_gradients` (the call option): the named
+  tensors are replaced by stopped copies as they are bound;
+- a gradient with respect to a let: a probe of -0.0 is added where the let is
+  bound (exact: x + -0.0 == x, signed zeros included) and differentiated;
+- "true" gradients: the forward is built a second time with every
+  gradient-altering construct replaced by its forward function.
+
+Each build records which tensor fed which op (connectivity.Graph) so that
+"unconnected" means what the numpy core says on every framework, whatever the
+framework's own convention (jax has no unconnected gradients at all).
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from contextlib import contextmanager
+from typing import Callable
+
+import numpy as np
+
+from ..errors import GradientError, GraphError
+from ..opset import OPS
+from .connectivity import Graph
+from .interpret import Interpreter
+from .kit import sum_to
+
+NO_GRADIENT = frozenset({"zeros_like", "ones_like", "logical_not", "one_hot", "less", "less_equal",
+                         "greater", "greater_equal", "equal", "not_equal", "logical_and",
+                         "logical_or"})
+RANDOM = ("uniform", "normal", "bernoulli")
+REDUCTIONS = ("sum", "mean", "max", "min", "prod", "logsumexp")
+BUILTIN = ("identity", "hardtanh", "reverse", "zero")
+
+
+def op_key(op_type: str) -> str:
+    """Op types match ignoring case and underscores, as the core's override maps do."""
+    return op_type.lower().replace("_", "")
+
+
+# ----- the interpreter's builder on a kit -----
+class EagerBuilder:
+    """One build of the spec on a kit, in 'overridden' or 'true' mode."""
+
+    def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
+                 record: bool = False, inspect: bool = False, count: bool = False) -> None:
+        self.program, self.kit, self.mode = program, program.kit, mode
+        self.dtype = program.dtype
+        self.probes, self.stops, self.feeds = probes or {}, set(stops), feeds or {}
+        self.graph = Graph() if record else None
+        self.inspect, self.count = inspect, count
+        self.scopes: list[dict] = []
+        self.aliases: dict[str, str] = {}
+        self.draws = itertools.count()
+        self.made: set[int] = set()  # ids of the constants this build made from literals
+        self.interpreter: Interpreter | None = None
+        self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
+
+    def finish(self) -> None:
+        """The forward is built: what runs from now on (backward rules) is not recorded."""
+        self.graph, self.inspect, self.count = None, False, False
+
+    # ----- Builder protocol -----
+    def constant(self, value):
+        array = np.asarray(value)
+        if array.dtype.kind in "iuf":
+            array = array.astype(self.dtype)
+        return self._made(self.kit.constant(array))
+
+    def _made(self, t):
+        if self.inspect:
+            self.made.add(id(t))
+            self.program.keep(t)
+        return t
+
+    def is_tensor(self, value) -> bool:
+        return self.kit.is_tensor(value)
+
+    def is_float(self, value) -> bool:
+        return self.kit.dtype_name(value).startswith("float")
+
+    def dtype_name(self, value) -> str:
+        return self.kit.dtype_name(value)
+
+    def to_index(self, value):
+        return np.asarray(self.kit.numpy(value)).tolist()
+
+    @contextmanager
+    def override_scope(self, entries):
+        self.scopes.append({op_key(e.op): e for e in entries})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    def call_function(self, spec, args, evaluate):
+        bound = dict(zip(spec.args, args))
+        result = evaluate(spec.forward, bound)
+        if self.mode == "true":
+            return result
+        single = not isinstance(result, (tuple, list))
+        ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
+        n = len(args)
+
+        def backward(xs, outs, dys):
+            if len(spec.grads) != n:
+                raise GradientError(f"the gradient function of custom_gradient {spec.name!r} returned "
+                                    f"{len(spec.grads)} gradient(s); the function has {n} input(s) "
+                                    f"({', '.join(spec.args)}): return one gradient per input, "
+                                    "None where an input gets none")
+            names = dict(zip(spec.args, xs[:n]))
+            names.update(dy=dys[0], **{f"dy{i}": d for i, d in enumerate(dys)})
+            return [None if g is None else evaluate(g, names) for g in spec.grads] + [None] * len(ys)
+
+        pattern = [i < len(spec.grads) and spec.grads[i] is not None for i in range(n)]
+        outs = self._custom([*args, *ys], lambda *vs: vs[n:], backward, pattern + [False] * len(ys),
+                            (spec.name, "custom_gradient"))
+        return outs[0] if single else outs
+
+    def pass_through(self, fn, x):
+        y = self._as_tensor(fn(x))
+        if self.mode == "true":
+            return y
+        return self._custom([x, y], lambda x_, y_: (y_,), lambda xs, outs, dys: [dys[0], None],
+                            (True, False), ("grad_pass_through", "grad_pass_through"))[0]
+
+    # ----- binding names (the interpreter calls this for every let and output) -----
+    def bind(self, names, value, env):
+        if len(names) == 1:
+            return self._bind_one(names[0], value, env)
+        try:
+            values = list(value)
+        except TypeError:
+            return value
+        return tuple(self._bind_one(n, v, env) for n, v in zip(names, values)) + tuple(values[len(names):])
+
+    def _bind_one(self, name, value, env):
+        kit = self.kit
+        if not kit.is_tensor(value):
+            return value
+        for other, seen in env.items():
+            if seen is value:  # the same tensor under a second name
+                self.aliases[name] = self.aliases.get(other, other)
+                return value
+        if name in self.feeds:
+            value = kit.constant(np.asarray(self.feeds[name], dtype=kit.dtype_name(value)))
+        elif name in self.stops and self.is_float(value):
+            value = kit.stop_gradient(value)
+        probe = self.probes.get(name)
+        if probe is not None:
+            tapped = kit.ops["add"](value, probe)
+            self._record([value, probe], (tapped,), (True, True))
+            value = tapped
+        return value
+
+    # ----- ops -----
+    def _make(self, name: str) -> Callable:
+        spec = OPS[name]
+        if name in RANDOM:
+            return functools.partial(self._random, name)
+        if name == "zero_out":
+            raw = self._zero_out
+        elif name in ("stop_gradient", "reverse_gradient"):
+            raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
+        else:
+            raw = self.kit.ops[name]
+
+        def op(*args, **kwargs):
+            inputs, attrs = self._bind_args(spec, args, kwargs)
+            return self._apply(name, raw, inputs, attrs)
+
+        op.__name__ = name
+        return op
+
+    def _apply(self, name, raw, inputs, attrs):
+        kit = self.kit
+        gradient = self._override(name) if self.scopes and self.mode == "overridden" else None
+        if gradient is not None:
+            pattern, rule = self._rule(gradient, name, attrs, len(inputs))
+            outs = self._custom(inputs, lambda *xs: raw(*xs, **attrs), rule, pattern,
+                                (gradient, name))
+            return outs[0] if len(outs) == 1 else outs
+        if self.mode == "overridden" and name == "stop_gradient":
+            out, pattern = kit.stop_gradient(inputs[0]), (False,)
+        elif self.mode == "overridden" and name == "reverse_gradient":
+            scale = float(attrs["scale"])
+            return self._custom(inputs, lambda x: (kit.copy(x),), lambda xs, outs, dys: [dys[0] * -scale],
+                                (True,), ("reverse_gradient", name))[0]
+        else:
+            out = raw(*inputs, **attrs)
+            pattern = ((False,) * len(inputs) if name in NO_GRADIENT
+                       else (False, True, True) if name == "where" else (True,) * len(inputs))
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        outs = tuple(kit.copy(o) if any(o is i for i in inputs) else o for o in outs)
+        if self.inspect:
+            self.program.inspect_op(name, inputs, attrs, [id(t) in self.made for t in inputs])
+        self._record(inputs, outs, pattern)
+        return outs[0] if len(outs) == 1 else outs
+
+    def _override(self, name: str):
+        key = op_key(name)
+        for scope in reversed(self.scopes):
+            entry = scope.get(key)
+            if entry is not None:
+                if self.count:
+                    self.program.matched(entry)
+                return entry.gradient
+        return None
+
+    def _rule(self, gradient: str, op_name: str, attrs: dict, n: int):
+        """(which inputs get a gradient, backward(xs, outs, dys)) for a named gradient."""
+        spec = self.program.register.get(gradient.lower())
+        if spec is not None:
+            grads = spec.grads
+            pattern = (([grads[0] is not None] * n) if len(grads) == 1
+                       else [i < len(grads) and grads[i] is not None for i in range(n)])
+
+            def backward(xs, outs, dys):
+                names = dict(attrs)
+                names.update({f"x{i}": t for i, t in enumerate(xs)}, x=xs[0], y=outs[0], dy=dys[0])
+                names.update({f"y{i}": t for i, t in enumerate(outs)})
+                names.update({f"dy{i}": d for i, d in enumerate(dys)})
+                got = [None if g is None else self.interpreter.evaluate(g, names) for g in grads]
+                if len(got) == 1:
+                    if got[0] is None:
+                        return [None] * n
+                    if n != 1:
+                        raise GradientError(f"gradient {gradient!r} for op {op_name!r} returned one "
+                                            f"gradient; the op has {n} inputs: return a list with "
+                                            "one per input (None where an input gets none)")
+                if len(got) != n:
+                    raise GradientError(f"gradient {gradient!r} for op {op_name!r} returned "
+                                        f"{len(got)} gradients; the op has {n} inputs")
+                return got
+
+            return pattern, backward
+        builtin = gradient.lower()
+        if builtin not in BUILTIN:
+            raise GradientError(f"no gradient is registered under {gradient!r} (needed by op "
+                                f"{op_name!r}); register it under 'register' or use one of "
+                                f"{', '.join(BUILTIN)}")
+        ops = self.kit.ops
+
+        def backward(xs, outs, dys):
+            x, g = xs[0], dys[0]
+            if builtin == "identity":
+                first = g
+            elif builtin == "hardtanh":
+                inside = ops["less_equal"](ops["abs"](x), self.kit.constant(np.ones((), self._dt(x))))
+                first = ops["where"](inside, g, ops["zeros_like"](g))
+            elif builtin == "reverse":
+                first = ops["neg"](g)
+            else:
+                first = ops["zeros_like"](x)
+            return [first] + [None] * (len(xs) - 1)
+
+        return [True] + [False] * (n - 1), backward
+
+    def _custom(self, inputs, forward, backward, pattern, label):
+        """The kit's custom-gradient op; its backward's gradients are fitted to the inputs."""
+        kit = self.kit
+
+        def fitted(xs, outs, dys):
+            dys = tuple(d if d is not None and self.is_float(o) else None for d, o in zip(dys, outs))
+            grads = backward(xs, outs, dys)
+            return [self._fit(g, x, i, label) for i, (g, x) in enumerate(zip(grads, xs))]
+
+        outs = tuple(kit.custom(list(inputs), forward, fitted))
+        self._record(inputs, outs, pattern)
+        return outs
+
+    def _record(self, inputs, outs, pattern) -> None:
+        if self.graph is not None:
+            self.graph.add(inputs, outs, [self.kit.is_tensor(o) and self.is_float(o) for o in outs],
+                           pattern)
+
+    def _fit(self, g, x, i: int, label):
+        """A rule's gradient brought to the input's shape: numbers broadcast, broadcasting undone."""
+        if g is None or not self.is_float(x):
+            return None
+        kit, (name, op) = self.kit, label
+        if not kit.is_tensor(g):
+            try:
+                g = kit.constant(np.asarray(g, dtype=self._dt(x)))
+            except (TypeError, ValueError):
+                raise GradientError(f"gradient {name!r} for op {op!r} returned a {type(g).__name__} "
+                                    f"for input {i}; expected a tensor, a number or None") from None
+        gd, xd = kit.dtype_name(g), kit.dtype_name(x)
+        if gd != xd:
+            if gd.startswith("float"):
+                raise GradientError(f"gradient {name!r} for op {op!r} returned {gd} for input {i} "
+                                    f"of dtype {xd}")
+            g = kit.ops["cast"](g, dtype=xd)
+        gs, xs = kit.shape(g), kit.shape(x)
+        if gs == xs:
+            return g
+        if gs == ():
+            return kit.broadcast_to(g, xs)
+        try:
+            fits = np.broadcast_shapes(gs, xs) == gs
+        except ValueError:
+            fits = False
+        if not fits:
+            raise GradientError(f"gradient {name!r} for op {op!r} returned shape {gs} for input {i} "
+                                f"of shape {xs}; expected {xs} (a scalar is broadcast)")
+        return sum_to(kit, g, xs)
+
+    # ----- arguments -----
+    def _bind_args(self, spec, args, kwargs):
+        values = dict(spec.defaults)
+        values.update(zip(spec.params, args))
+        values.update(kwargs)
+        if spec.variadic:
+            items = values[spec.params[0]]
+            items = list(items) if isinstance(items, (list, tuple)) else [items]
+            like = next((v for v in items if self.kit.is_tensor(v)), None)
+            inputs = [self._convert(v, like) for v in items]
+            attrs = {p: values[p] for p in spec.params[1:]}
+        else:
+            raw = [values[p] for p in spec.tensor_params]
+            like = next((v for v in raw if self.kit.is_tensor(v) and self.is_float(v)), None)
+            inputs = [self._convert(v, like) for v in raw]
+            attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
+        floats = {self.kit.dtype_name(t) for t in inputs if self.is_float(t)}
+        if len(floats) > 1:
+            raise GraphError(f"cannot combine a {' tensor with a '.join(sorted(floats))} tensor; "
+                             "cast one of them first (cast(x, dtype(y)))")
+        return inputs, self._normalized(spec.name, inputs, attrs)
+
+    def _convert(self, value, like):
+        if self.kit.is_tensor(value):
+            return value
+        array = np.asarray(value)
+        if array.dtype.kind in "iuf":
+            array = array.astype(self._dt(like) if like is not None else self.dtype)
+        elif array.dtype.kind != "b":
+            raise GraphError(f"cannot make a tensor from {type(value).__name__} values")
+        return self._made(self.kit.constant(array))
+
+    def _dt(self, t) -> np.dtype:
+        return np.dtype(self.kit.dtype_name(t))
+
+    def _normalized(self, name, inputs, attrs):
+        kit = self.kit
+        if name in REDUCTIONS:
+            ndim = len(kit.shape(inputs[0]))
+            axis = attrs["axis"]
+            if axis is not None:
+                axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+                for a in axes:
+                    if not -ndim <= a < max(ndim, 1):
+                        raise GraphError(f"axis {a} is out of range for a tensor of shape "
+                                         f"{kit.shape(inputs[0])}")
+                attrs["axis"] = tuple(int(a) % max(ndim, 1) for a in axes)
+            attrs["keepdims"] = bool(attrs["keepdims"])
+        elif name == "transpose":
+            ndim = len(kit.shape(inputs[0]))
+            axes = attrs["axes"]
+            attrs["axes"] = tuple(reversed(range(ndim))) if axes is None else tuple(int(a) for a in axes)
+        elif name == "reshape":
+            shape = attrs["shape"]
+            attrs["shape"] = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        elif name == "cast":
+            attrs["dtype"] = np.dtype(str(attrs["dtype"])).name
+        elif name == "one_hot":
+            attrs["depth"] = int(attrs["depth"])
+            attrs["dtype"] = self.dtype.name
+        elif name == "max_with_argmax":
+            shape = kit.shape(inputs[0])
+            axis = int(attrs["axis"])
+            if not -len(shape) <= axis < max(len(shape), 1):
+                raise GraphError(f"axis {axis} is out of range for a tensor of shape {shape}")
+            attrs["axis"] = axis % max(len(shape), 1)
+        elif name == "getitem":
+            attrs["index"] = _index(attrs["index"], kit.shape(inputs[0]))
+        return attrs
+
+    def _as_tensor(self, value):
+        return value if self.kit.is_tensor(value) else self.constant(value)
+
+    # ----- ops every kit shares -----
+    def _random(self, name, shape, *args, **kwargs):
+        # Drawn with numpy as the core draws them: the same numbers on every backend.
+        spec = OPS[name]
+        values = dict(spec.defaults)
+        values.update(zip(spec.params[1:], args))
+        values.update(kwargs)
+        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        rng = np.random.default_rng([self.program.experiment.seed, next(self.draws)])
+        if name == "uniform":
+            value = rng.uniform(values["low"], values["high"], shape)
+        elif name == "normal":
+            value = rng.normal(values["mean"], values["std"], shape)
+        else:
+            value = rng.random(shape) < values["p"]
+        return self.kit.constant(np.asarray(value.astype(self.dtype)))
+
+    def _zero_out(self, x):
+        kit, shape = self.kit, self.kit.shape(x)
+        mask = np.zeros(shape, dtype=bool)
+        if mask.size:
+            mask.flat[0] = True
+        return (kit.ops["where"](kit.constant(mask), x, kit.ops["zeros_like"](x)),
+                kit.constant(np.asarray(np.int64(0))))
+
+
+def _first_copy(kit):
+    return lambda x, **_: kit.copy(x)
+
+
+def _index(index, shape):
+    """Index items as numpy takes them (lists become int64 arrays), checked against the shape."""
+    items = []
+    for item in (index if isinstance(index, tuple) else (index,)):
+        if isinstance(item, list):
+            item = np.asarray(item, dtype=np.int64)
+        elif isinstance(item, (bool, np.bool_)):
+            raise GraphError("indexing with a boolean is not supported; index with numbers")
+        items.append(item)
+    items = tuple(items)
+    try:
+        np.broadcast_to(np.zeros((), np.int8), shape)[items]
+    except (IndexError, TypeError, ValueError) as exc:
+        raise GraphError(f"index {index!r} does not fit a tensor of shape {shape}: {exc}") from None
+    return items

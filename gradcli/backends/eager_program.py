@@ -1,0 +1,257 @@
+"""An experiment on an eager framework: every answer comes from building the forward again.
+
+Values come from one build; each kind of gradient from one build under the
+framework's vector-Jacobian product; numeric gradients from one build per
+probe; training from one build per step. What the numpy core calls
+"unconnected" is decided on the dataflow graph each build records (see
+connectivity.Graph), so None, zeros and errors mean the same on every framework; where
+the framework's own autodiff says otherwise, a Convention note says so.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GradcliError, GradientError, SpecError
+from ..fd import central_differences, least_norm, random_directions
+from .eager import EagerBuilder
+from .interpret import Interpreter, spec_error
+from .program import Convention, Program, TrainRecord
+
+FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "
+                "or reordered formulas), so results a few float32 ulps (relative ~1e-6) away from "
+                "the numpy core are rounding, not disagreement")
+
+
+class EagerProgram(Program):
+    """One experiment on one eager framework Kit."""
+
+    def __init__(self, experiment, kit) -> None:
+        super().__init__(experiment)
+        exp = experiment
+        self.kit = kit
+        self.dtype = np.dtype(exp.dtype)
+        self.register = {name.lower(): spec for name, spec in exp.register.items()}
+        self.conventions: list[Convention] = []
+        self._counts = {id(e): 0 for e in exp.override_map}
+        self._kept: list = []
+        self.leaves = {name: kit.constant(np.array(spec.value)) for name, spec in exp.inputs.items()}
+        env, graph, builder = self.run("overridden", self.leaves, record=True, inspect=True,
+                                       count=True)
+        self.override_matches = [(e, self._counts[id(e)]) for e in exp.override_map]
+        self.aliases = dict(builder.aliases)
+        self._env, self._graph = env, graph
+        self.value_names = [n for n in env if n not in exp.inputs and kit.is_tensor(env[n])]
+        self._base = {n: np.asarray(kit.numpy(v)) for n, v in env.items() if kit.is_tensor(v)}
+        self._cache: dict[str, dict] = {}
+        self._kept.clear()  # literal constants, held only while the inspecting build ran
+        if exp.dtype == "float32":
+            self.note(Convention("float32", FLOAT32_NOTE.format(label=kit.label)))
+        for topic, text in kit.static_conventions(exp):
+            self.note(Convention(topic, text))
+
+    # ----- building -----
+    def run(self, mode: str, leaves: dict, **options):
+        """Build every let and output once: (env, recorded graph or None, builder)."""
+        builder = EagerBuilder(self, mode, **options)
+        interpreter = Interpreter(self.experiment, builder)
+        builder.interpreter = interpreter
+        env = interpreter.build(dict(leaves))
+        graph = builder.graph
+        builder.finish()
+        return env, graph, builder
+
+    def matched(self, entry) -> None:
+        self._counts[id(entry)] = self._counts.get(id(entry), 0) + 1
+
+    def note(self, convention: Convention) -> None:
+        if convention not in self.conventions:
+            self.conventions.append(convention)
+
+    def inspect_op(self, name: str, inputs: list, attrs: dict, literal: list) -> None:
+        """Note where the framework's own op would differ here (ties, bounds, pow's exponent)."""
+        check = self.kit.checks.get(name)
+        if check is not None:
+            text = check([np.asarray(self.kit.numpy(t)) for t in inputs], literal)
+            if text:
+                self.note(Convention(name, text))
+
+    def keep(self, tensor) -> None:
+        self._kept.append(tensor)
+
+    def canonical(self, name: str) -> str:
+        return self.aliases.get(name, name)
+
+    def is_float(self, name: str) -> bool:
+        value = self._base.get(name)
+        return value is not None and value.dtype.kind == "f"
+
+    # ----- what the runner asks for -----
+    def values(self) -> dict:
+        return {n: _plain(self._base[n]) for n in self.value_names}
+
+    def gradients(self, kind: str) -> dict:
+        if kind not in self._cache:
+            exp = self.experiment
+            rows = self.differentiate(kind, [o.name for o in exp.outputs], exp.wrt,
+                                      exp.stop_gradients, self.leaves, exp.grad_ys)
+            self._cache[kind] = {out: {name: self._finish(kind, out, name, g, connected)
+                                       for name, (g, connected) in row.items()}
+                                 for out, (_, row) in rows.items()}
+        return {out: dict(row) for out, row in self._cache[kind].items()}
+
+    def differentiate(self, kind: str, outputs, wrt, stops, leaves: dict, grad_ys: dict) -> dict:
+        """{output: (value, {name: (framework gradient or None, connected)})} from one build."""
+        exp, kit = self.experiment, self.kit
+        roots = list(dict.fromkeys(self.canonical(n) for n in wrt))
+        names = [n for n in roots if self.is_float(n)]
+        sources = [leaves[n] if n in exp.inputs
+                   else kit.constant(np.full(self._base[n].shape, -0.0, self._base[n].dtype))
+                   for n in names]
+        stops = {self.canonical(n) for n in stops}
+        state: dict = {}
+
+        def forward(srcs):
+            srcs = list(srcs)
+            built_leaves, probes = dict(leaves), {}
+            for n, s in zip(names, srcs):
+                (built_leaves if n in exp.inputs else probes)[n] = s
+            env, graph, _ = self.run(kind, built_leaves, probes=probes, stops=stops, record=True)
+            ys = [self._output(env, o) for o in outputs]
+            state.update(graph=graph, srcs=srcs, ys=ys)
+            return [y for y in ys if y is not None]
+
+        if names:
+            outs, backward = kit.differentiate(forward, sources)
+        else:
+            outs, backward = forward([]), None
+        graph, src_ids = state["graph"], {id(s): n for n, s in zip(names, state["srcs"])}
+        table, k = {}, 0
+        for out, y in zip(outputs, state["ys"]):
+            native, carried, value = {}, set(), None
+            if y is not None:
+                value, k = outs[k], k + 1
+                carried = {src_ids[i] for i in graph.carried(set(src_ids), id(y))}
+                if backward is not None:
+                    try:
+                        native = dict(zip(names, backward(k - 1, self._seed(out, value, grad_ys))))
+                    except GradcliError as exc:
+                        if isinstance(exc, SpecError):
+                            raise
+                        raise spec_error(self.expr_of(out), f"the {kind} gradient of output "
+                                                            f"{out!r}: {exc}") from None
+            table[out] = (value, {n: (native.get(self.canonical(n)), self.canonical(n) in carried)
+                                  for n in wrt})
+        return table
+
+    def _output(self, env, name):
+        value = env[name]
+        if not self.kit.is_tensor(value):
+            return None
+        return value if self.kit.dtype_name(value).startswith("float") else None
+
+    def _seed(self, out: str, value, grad_ys: dict):
+        shape, dtype = self.kit.shape(value), self.kit.dtype_name(value)
+        given = grad_ys.get(out) if grad_ys else None
+        if given is None:
+            return self.kit.constant(np.ones(shape, dtype))
+        given = np.asarray(given, dtype=dtype)
+        if given.shape != shape:
+            if given.ndim:
+                raise GradientError(f"grad_ys for {out} has shape {given.shape}; it must match the "
+                                    f"output's shape {shape} or be a scalar")
+            given = np.broadcast_to(given, shape)
+        return self.kit.constant(np.array(given))
+
+    def _finish(self, kind: str, out: str, name: str, g, connected: bool):
+        base = self._base[self.canonical(name)]
+        label, mode = self.kit.label, self.experiment.unconnected
+        if connected:
+            if g is None:
+                self.note(Convention("unconnected", f"{kind} d{out}/d{name}: {label}'s own autodiff "
+                                     "gives None (no gradient); an op on the path has a zero "
+                                     "derivative (TensorFlow registers none for round, floor and "
+                                     "ceil), which spec-v1 and the numpy core count as connected: "
+                                     "gradcli reports zeros", out, name))
+                return _plain(np.zeros(base.shape, base.dtype))
+            return _plain(np.asarray(self.kit.numpy(g)).astype(base.dtype))
+        if g is not None:
+            size = float(np.max(np.abs(self.kit.numpy(g)))) if np.size(self.kit.numpy(g)) else 0.0
+            what = ("zeros" if size == 0 else f"a gradient with max |g| = {size:.3g}")
+            self.note(Convention("unconnected", f"{kind} d{out}/d{name}: {label} returns {what} "
+                                 f"({self.kit.unconnected_text}), but no path carries a gradient "
+                                 f"from {out} to {name}: gradcli reports what unconnected: {mode} "
+                                 "says", out, name))
+        if mode == "zero":
+            return _plain(np.zeros(base.shape, base.dtype))
+        if mode == "error":
+            raise spec_error(self.expr_of(out), f"the {kind} gradient of output {out!r}: {name} is not "
+                                   "connected to the outputs: no path carries a gradient to it "
+                                   "(unconnected_gradients='error')")
+        return None
+
+    def numeric(self, max_probes: int, directions: int) -> dict:
+        exp, kit = self.experiment, self.kit
+        stops = [self.canonical(n) for n in exp.stop_gradients]
+        result = {}
+        for out in exp.outputs:
+            gy = exp.grad_ys.get(out.name)
+            weights = 1.0 if gy is None else np.asarray(gy, dtype=np.float64)
+            y = self._env[out.name]
+            row = {}
+            for name in exp.wrt:
+                x = self.canonical(name)
+                held = [s for s in stops if s != x and s in self._env]
+                if (not self.is_float(x) or not kit.is_tensor(y)
+                        or not self._graph.depends(id(y), id(self._env[x]),
+                                                   {id(self._env[s]) for s in held})):
+                    row[name] = None
+                    continue
+                objective = self._objective(out.name, x, held, weights)
+                base = self._base[x].astype(np.float64)
+                step = 1e-6 if self._base[x].dtype == np.float64 else 1e-3
+                if base.size <= max_probes:
+                    grad = central_differences(objective, base, step)
+                else:
+                    basis = random_directions(base.shape, directions, exp.seed)
+                    slopes = np.array([(objective(base + step * d) - objective(base - step * d))
+                                       / (2 * step) for d in basis])
+                    grad = least_norm(basis, slopes)
+                row[name] = _plain(grad.astype(self._base[x].dtype))
+            result[out.name] = row
+        return result
+
+    def _objective(self, out: str, x: str, held: list, weights):
+        exp, kit, dtype = self.experiment, self.kit, self._base[x].dtype
+        feeds = {s: self._base[s] for s in held if s not in exp.inputs}
+
+        def objective(value) -> float:
+            value = np.asarray(value, dtype=dtype)
+            leaves = dict(self.leaves)
+            if x in exp.inputs:
+                leaves[x] = kit.constant(value)
+                run_feeds = feeds
+            else:
+                run_feeds = {**feeds, x: value}
+            env, _, _ = self.run("true", leaves, feeds=run_feeds)
+            y = np.asarray(kit.numpy(env[out]), dtype=np.float64)
+            return float(np.sum(weights * y))
+
+        return objective
+
+    def train(self, progress=lambda it, **kw: it) -> TrainRecord:
+        from .eager_train import train
+        return train(self, progress)
+
+    def expr_of(self, name: str):
+        """The expression that defines a let or an output (for errors that point into the spec)."""
+        exp = self.experiment
+        for out in exp.outputs:
+            if out.name == name:
+                return out.expr
+        return next((let.expr for let in exp.lets if name in let.names), exp.outputs[0].expr)
+
+
+def _plain(array: np.ndarray):
+    """numpy values as the numpy backend gives them: 0-d arrays become numpy scalars."""
+    array = np.asarray(array)
+    return array[()] if array.ndim == 0 else array

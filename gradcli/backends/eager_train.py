@@ -1,0 +1,176 @@
+"""Training on an eager backend: the framework's gradients, TensorFlow 1's clipping and updates.
+
+The gradients come from the framework (overridden, as training uses them);
+clipping and the optimizer steps are TensorFlow's formulas (those the numpy
+core implements) written in the framework's own ops, so every backend trains
+to the same numbers. Where the framework's own optimizer or clipping would
+differ, the program gets a Convention note with the size of the difference.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GradientError
+from .program import Convention, TrainRecord, small
+
+
+def train(program, progress) -> TrainRecord:
+    exp, kit = program.experiment, program.kit
+    spec = exp.train
+    names = [n for n, s in exp.inputs.items() if s.trainable and s.value.dtype.kind == "f"]
+    params = {n: program.leaves[n] for n in names}
+    updates = Updates(kit, spec.optimizer, spec.hyper)
+    record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
+    keep = small([exp.inputs[n].value for n in names])
+    for step in progress(range(spec.steps), description="training"):
+        loss, grads = _loss_and_gradients(program, params, names)
+        record.loss.append(loss)
+        live = [n for n in names if grads[n] is not None]
+        if not live:
+            raise GradientError("no gradients provided for any variable: every gradient is None "
+                                "(is the loss connected to the variables?)")
+        clipped = clip(kit, [grads[n] for n in live], spec.clip)
+        if step == 0:
+            for note in native_differences(kit, spec, clipped, [grads[n] for n in live]):
+                program.note(note)
+        if keep:
+            record.gradients.append({n: _numpy(kit, g) for n, g in zip(live, clipped)})
+        params.update(updates.apply(live, clipped, params))
+        if keep:
+            for n in names:
+                record.params[n].append(_numpy(kit, params[n]))
+    record.final = {n: _numpy(kit, params[n]) for n in names}
+    env, _, _ = program.run("true", {**program.leaves, **params})
+    record.final_loss = float(np.asarray(kit.numpy(env[spec.loss])))
+    return record
+
+
+def _loss_and_gradients(program, params: dict, names: list) -> tuple[float, dict]:
+    kit, loss = program.kit, program.experiment.train.loss
+    rows = program.differentiate("overridden", [loss], names, (), {**program.leaves, **params}, {})
+    value, row = rows[loss]
+    if value is None:
+        raise GradientError(f"the training loss {loss!r} is not a float tensor")
+    grads = {}
+    for n, (g, connected) in row.items():
+        if not connected:
+            grads[n] = None
+        else:
+            grads[n] = g if g is not None else kit.ops["zeros_like"](params[n])
+    return float(np.asarray(kit.numpy(value))), grads
+
+
+def _numpy(kit, t):
+    array = np.asarray(kit.numpy(t))
+    return array[()] if array.ndim == 0 else array
+
+
+def _const(kit, value, like):
+    return kit.constant(np.asarray(value, dtype=kit.dtype_name(like)))
+
+
+# ----- clipping: TensorFlow's formulas op for op (tf.clip_by_norm, tf.clip_by_global_norm) -----
+def clip(kit, grads: list, spec) -> list:
+    if spec is None:
+        return grads
+    if spec.kind == "norm":
+        native = getattr(kit, "clip_by_norm", None)
+        return [native(g, spec.value) if native else clip_by_norm(kit, g, spec.value) for g in grads]
+    if spec.kind == "global_norm":
+        native = getattr(kit, "clip_by_global_norm", None)
+        return native(grads, spec.value) if native else clip_by_global_norm(kit, grads, spec.value)
+    lo, hi = spec.value
+    return [kit.ops["clip"](g, _const(kit, lo, g), _const(kit, hi, g)) for g in grads]
+
+
+def clip_by_norm(kit, t, clip_norm):
+    """t * clip_norm / max(l2norm(t), clip_norm), with TensorFlow's two-tap where at zero."""
+    ops = kit.ops
+    c = _const(kit, clip_norm, t)
+    l2sum = ops["sum"](ops["mul"](t, t), axis=None, keepdims=True)
+    pred = ops["greater"](l2sum, _const(kit, 0, t))
+    l2sum_safe = ops["where"](pred, l2sum, ops["ones_like"](l2sum))
+    l2norm = ops["where"](pred, ops["sqrt"](l2sum_safe), l2sum)
+    return ops["div"](ops["mul"](t, c), ops["maximum"](l2norm, c))
+
+
+def clip_by_global_norm(kit, grads: list, clip_norm) -> list:
+    """Each t * clip_norm / max(global_norm, clip_norm); NaN everywhere unless the norm is finite."""
+    ops, like = kit.ops, grads[0]
+    half = [ops["mul"](ops["sum"](ops["mul"](t, t), axis=None, keepdims=False), _const(kit, 0.5, t))
+            for t in grads]
+    norm = ops["sqrt"](ops["mul"](ops["sum"](ops["stack"](*half, axis=0), axis=None, keepdims=False),
+                                  _const(kit, 2.0, like)))
+    c, one = _const(kit, clip_norm, like), _const(kit, 1.0, like)
+    scale = ops["mul"](c, ops["minimum"](ops["div"](one, norm), ops["div"](one, c)))
+    scale = ops["add"](scale, ops["sub"](norm, norm))
+    return [ops["mul"](t, scale) for t in grads]
+
+
+# ----- optimizers: tf.compat.v1.train update rules -----
+class Updates:
+    """sgd, momentum and adam as tf.train applies them, on the framework's tensors."""
+
+    def __init__(self, kit, name: str, hyper: dict) -> None:
+        self.kit, self.name, self.hyper = kit, name, dict(hyper)
+        self.iterations = 0
+        self.slots: dict[str, dict] = {}
+
+    def apply(self, names: list, grads: list, params: dict) -> dict:
+        self.iterations += 1
+        return {n: self._update(params[n], g, self.slots.setdefault(n, {}))
+                for n, g in zip(names, grads)}
+
+    def _update(self, value, grad, slots: dict):
+        h, ops = self.hyper, self.kit.ops
+        lr = float(h["lr"])
+        if self.name == "sgd":
+            return value - lr * grad
+        if self.name == "momentum":
+            momentum = float(h.get("momentum", 0.9))
+            accum = slots.get("accum", ops["zeros_like"](value)) * momentum + grad
+            slots["accum"] = accum
+            step = grad + momentum * accum if h.get("nesterov", False) else accum
+            return value - lr * step
+        b1, b2 = float(h.get("beta1", 0.9)), float(h.get("beta2", 0.999))
+        eps, t = float(h.get("epsilon", 1e-8)), self.iterations
+        m = b1 * slots.get("m", ops["zeros_like"](value)) + (1 - b1) * grad
+        v = b2 * slots.get("v", ops["zeros_like"](value)) + (1 - b2) * grad * grad
+        slots["m"], slots["v"] = m, v
+        lr_t = float(lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t))
+        return value - lr_t * m / (ops["sqrt"](v) + eps)
+
+
+# ----- where the framework's own tools would train differently -----
+def native_differences(kit, spec, clipped: list, raw: list) -> list[Convention]:
+    """Notes, with numbers from the first step, for the framework's own clipping and Adam."""
+    notes = []
+    grads = [np.asarray(kit.numpy(g), dtype=np.float64) for g in raw]
+    ours = [np.asarray(kit.numpy(g), dtype=np.float64) for g in clipped]
+    eps = getattr(kit, "norm_clip_epsilon", None)
+    if eps and spec.clip is not None and spec.clip.kind in ("norm", "global_norm"):
+        c = float(spec.clip.value)
+        if spec.clip.kind == "norm":
+            theirs = [g * min(1.0, c / (np.sqrt(np.sum(g * g)) + eps)) for g in grads]
+        else:
+            total = np.sqrt(sum(np.sum(g * g) for g in grads))
+            theirs = [g * min(1.0, c / (total + eps)) for g in grads]
+        gap = max(float(np.max(np.abs(a - b))) if a.size else 0.0 for a, b in zip(ours, theirs))
+        notes.append(Convention("clipping", f"{kit.native_clip} divides by (norm + {eps:g}); gradcli "
+                                "clips with TensorFlow's t * clip_norm / max(norm, clip_norm) in "
+                                f"{kit.label} ops: on step 1 the clipped gradients would differ by "
+                                f"max |diff| = {gap:.3g}"))
+    native_adam = getattr(kit, "native_adam", None)
+    if spec.optimizer == "adam" and native_adam:
+        h = spec.hyper
+        lr, b1, b2 = float(h["lr"]), float(h.get("beta1", 0.9)), float(h.get("beta2", 0.999))
+        eps = float(h.get("epsilon", 1e-8))
+        tf_step = [lr * np.sqrt(1 - b2) / (1 - b1) * ((1 - b1) * g) / (np.sqrt((1 - b2) * g * g) + eps)
+                   for g in ours]
+        their_step = [lr * g / (np.abs(g) + eps) for g in ours]
+        gap = max(float(np.max(np.abs(a - b))) if a.size else 0.0 for a, b in zip(tf_step, their_step))
+        notes.append(Convention("adam", f"{native_adam} adds epsilon to sqrt(v_hat) after bias "
+                                "correction; TensorFlow 1's AdamOptimizer (and gradcli) adds it to "
+                                "sqrt(v) and folds the bias correction into the step size: on step 1 "
+                                f"the updates would differ by max |diff| = {gap:.3g}"))
+    return notes

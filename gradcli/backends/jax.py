@@ -1,0 +1,197 @@
+"""The jax backend: the op table in jax.numpy, gradient control with jax's own transformations.
+
+Registered gradients, override_map entries and functions run through a
+jax.custom_vjp (None cotangents for integer and boolean inputs);
+stop_gradient is lax.stop_gradient; every gradient is one jax.vjp. jax has
+no "unconnected" gradients (it returns zeros), so the recorded graph decides
+where spec-v1's None belongs. x64 is switched on (process-wide) so that
+float64 and int64 keep their width. jax is imported only when the backend is
+built.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kit import installed, unavailable
+
+NAME = "jax"
+
+
+def available() -> tuple[bool, str]:
+    ok, detail = installed("jax", ("jax",))
+    if ok and not installed("jaxlib", ("jaxlib",))[0]:
+        return False, "jax is installed without jaxlib"
+    return ok, detail
+
+
+def build(experiment):
+    from .eager_program import EagerProgram
+    return EagerProgram(experiment, JaxKit())
+
+
+def _tie_note(fn: str):
+    def check(arrays, literal):
+        x, y = arrays[0], arrays[1]
+        if np.any(np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))):
+            return (f"{fn} ties: jnp.{fn} splits the gradient of tied elements half and half; "
+                    "gradcli follows TensorFlow and the numpy core (all of it to x)")
+        return None
+    return check
+
+
+def _clip_note(arrays, literal):
+    x, lo, hi = arrays
+    if np.any(x == lo) or np.any(x == hi):
+        return ("clip at a bound: jnp.clip (minimum of maximum) gives half the gradient to x "
+                "where x equals a bound; gradcli follows TensorFlow and the numpy core (all of it)")
+    return None
+
+
+def _pow_note(arrays, literal):
+    if not literal[1] and np.any(arrays[0] < 0):
+        return ("pow(x, y) with x < 0: the derivative in y is NaN in jax (log of a negative "
+                "number) where TensorFlow and the numpy core give 0; it shows only when y is "
+                "differentiated")
+    return None
+
+
+class JaxKit:
+    """jax arrays and transformations as an eager kit."""
+
+    name = label = "jax"
+    unconnected_text = "jax.vjp has no unconnected gradients"
+    norm_clip_epsilon = None
+    native_adam = "optax.adam"
+
+    def __init__(self) -> None:
+        try:
+            import jax
+            import jax.numpy as jnp
+        except ImportError as exc:
+            raise unavailable("jax", exc) from None
+        jax.config.update("jax_enable_x64", True)
+        self.jax, self.jnp = jax, jnp
+        self.version = jax.__version__
+        self.ops = _ops(jax, jnp)
+        self.checks = {"maximum": _tie_note("maximum"), "minimum": _tie_note("minimum"),
+                       "clip": _clip_note, "pow": _pow_note}
+        self._array_types = (jax.Array, jax.core.Tracer)
+
+    def static_conventions(self, experiment) -> list:
+        return [("x64", "jax runs with jax_enable_x64 switched on for the whole process, so that "
+                        "float64 and int64 keep their width")]
+
+    # ----- tensors -----
+    def constant(self, array):
+        array = np.asarray(array)
+        return self.jnp.asarray(array, dtype=array.dtype)
+
+    def is_tensor(self, value) -> bool:
+        return isinstance(value, self._array_types)
+
+    def dtype_name(self, t) -> str:
+        return np.dtype(t.dtype).name
+
+    def shape(self, t) -> tuple:
+        return tuple(t.shape)
+
+    def numpy(self, t):
+        return np.array(t)
+
+    def copy(self, t):
+        return self.jnp.array(t, copy=True)
+
+    def broadcast_to(self, t, shape):
+        return self.jnp.broadcast_to(t, shape)
+
+    # ----- gradient machinery -----
+    def stop_gradient(self, t):
+        return self.jax.lax.stop_gradient(t)
+
+    def custom(self, inputs: list, forward, backward) -> tuple:
+        jax, jnp = self.jax, self.jnp
+
+        def run(*xs):
+            outs = forward(*xs)
+            return tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+
+        @jax.custom_vjp
+        def op(*xs):
+            return run(*xs)
+
+        def fwd(*xs):
+            outs = run(*xs)
+            return outs, (xs, outs)
+
+        def bwd(residuals, dys):
+            xs, outs = residuals
+            dys = tuple(d if jnp.issubdtype(o.dtype, jnp.floating) else None
+                        for d, o in zip(dys, outs))
+            return tuple(backward(xs, outs, dys))
+
+        op.defvjp(fwd, bwd)
+        return op(*inputs)
+
+    def differentiate(self, f, sources: list):
+        jax, jnp = self.jax, self.jnp
+        outs, vjp = jax.vjp(lambda *s: tuple(f(list(s))), *sources)
+
+        def backward(i: int, seed):
+            cotangents = tuple(seed if j == i else jnp.zeros_like(o) for j, o in enumerate(outs))
+            return list(vjp(cotangents))
+
+        return list(outs), backward
+
+
+def _ops(jax, jnp) -> dict:
+    import jax.scipy.special
+    nn = jax.nn
+
+    def reduction(fn):
+        def run(x, axis=None, keepdims=False):
+            if axis == ():
+                return jnp.array(x, copy=True)
+            return fn(x, axis=axis, keepdims=keepdims)
+        return run
+
+    def div(x, y):
+        if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(y.dtype, jnp.floating)):
+            x, y = x.astype(jnp.float64), y.astype(jnp.float64)
+        return jnp.divide(x, y)
+
+    def clip(x, lo, hi):
+        # TensorFlow's gradient: all of dy to x where lo <= x <= hi (jnp.clip halves it at a bound)
+        return jnp.where(x > hi, hi, jnp.where(x < lo, lo, x))
+
+    def max_with_argmax(x, axis):
+        idx = jnp.argmax(x, axis=axis)
+        return jnp.take_along_axis(x, jnp.expand_dims(idx, axis), axis=axis).squeeze(axis), idx
+
+    return {
+        "abs": jnp.abs, "sign": jnp.sign, "neg": jnp.negative, "exp": jnp.exp, "log": jnp.log,
+        "sqrt": jnp.sqrt, "square": jnp.square, "sin": jnp.sin, "cos": jnp.cos, "tanh": jnp.tanh,
+        "sigmoid": nn.sigmoid, "relu": nn.relu, "softplus": lambda x: jnp.logaddexp(x, 0.0),
+        "round": jnp.round, "floor": jnp.floor, "ceil": jnp.ceil, "reciprocal": jnp.reciprocal,
+        "identity": lambda x: jnp.array(x, copy=True),
+        "zeros_like": jnp.zeros_like, "ones_like": jnp.ones_like, "logical_not": jnp.logical_not,
+        "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": div, "pow": jnp.power,
+        # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves
+        "maximum": lambda x, y: jnp.where((x >= y) | jnp.isnan(x), x, y),
+        "minimum": lambda x, y: jnp.where((x <= y) | jnp.isnan(x), x, y),
+        "less": jnp.less, "less_equal": jnp.less_equal, "greater": jnp.greater,
+        "greater_equal": jnp.greater_equal, "equal": jnp.equal, "not_equal": jnp.not_equal,
+        "logical_and": jnp.logical_and, "logical_or": jnp.logical_or,
+        "matmul": jnp.matmul, "clip": clip, "where": jnp.where,
+        "cast": lambda x, dtype: x.astype(dtype),
+        "sum": reduction(jnp.sum), "mean": reduction(jnp.mean), "max": reduction(jnp.max),
+        "min": reduction(jnp.min), "prod": reduction(jnp.prod),
+        "logsumexp": reduction(jax.scipy.special.logsumexp),
+        "softmax": lambda x, axis: nn.softmax(x, axis=axis),
+        "log_softmax": lambda x, axis: nn.log_softmax(x, axis=axis),
+        "transpose": lambda x, axes: jnp.transpose(x, axes),
+        "reshape": lambda x, shape: jnp.reshape(x, shape),
+        "concat": lambda *vs, axis: jnp.concatenate(vs, axis=axis),
+        "stack": lambda *vs, axis: jnp.stack(vs, axis=axis),
+        "one_hot": lambda i, depth, dtype: nn.one_hot(i, depth, dtype=dtype),
+        "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
+    }

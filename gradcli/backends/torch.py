@@ -1,0 +1,212 @@
+"""The torch backend: the op table in torch ops, gradient control with torch's own autograd.
+
+Registered gradients, override_map entries and functions run through a
+torch.autograd.Function (mark_non_differentiable for integer outputs, the
+default materialized zeros for unused ones); stop_gradient is detach; every
+gradient is torch.autograd.grad. torch is imported only when the backend is
+built.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kit import installed, unavailable
+
+NAME = "torch"
+
+
+def available() -> tuple[bool, str]:
+    return installed("torch", ("torch",))
+
+
+def build(experiment):
+    from .eager_program import EagerProgram
+    return EagerProgram(experiment, TorchKit())
+
+
+def _tie_note(fn: str):
+    def check(arrays, literal):
+        x, y = arrays[0], arrays[1]
+        if np.any(np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))):
+            return (f"{fn} ties: torch.{fn} splits the gradient of tied elements half and half; "
+                    "gradcli follows TensorFlow and the numpy core (all of it to x)")
+        return None
+    return check
+
+
+def _pow_note(arrays, literal):
+    if not literal[1] and np.any(arrays[0] < 0):
+        return ("pow(x, y) with x < 0: the derivative in y is NaN in torch (log of a negative "
+                "number) where TensorFlow and the numpy core give 0; it shows only when y is "
+                "differentiated")
+    return None
+
+
+class TorchKit:
+    """torch tensors and autograd as an eager kit."""
+
+    name = label = "torch"
+    unconnected_text = "torch.autograd.grad gives zeros where a custom backward returned them"
+    norm_clip_epsilon = 1e-6
+    native_clip = "torch.nn.utils.clip_grad_norm_"
+    native_adam = "torch.optim.Adam"
+
+    def __init__(self) -> None:
+        try:
+            import torch
+        except ImportError as exc:
+            raise unavailable("torch", exc) from None
+        self.torch = torch
+        self.version = torch.__version__
+        self.dtypes = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32,
+                       "int64": torch.int64, "bool": torch.bool}
+        self.ops = _ops(torch, self.dtypes)
+        self.checks = {"maximum": _tie_note("maximum"), "minimum": _tie_note("minimum"),
+                       "pow": _pow_note}
+        self._function = _custom_function(torch)
+
+    def static_conventions(self, experiment) -> list:
+        return []
+
+    # ----- tensors -----
+    def constant(self, array):
+        return self.torch.tensor(np.asarray(array))
+
+    def is_tensor(self, value) -> bool:
+        return isinstance(value, self.torch.Tensor)
+
+    def dtype_name(self, t) -> str:
+        return str(t.dtype).removeprefix("torch.")
+
+    def shape(self, t) -> tuple:
+        return tuple(t.shape)
+
+    def numpy(self, t):
+        return t.detach().cpu().numpy().copy()
+
+    def copy(self, t):
+        return t.clone()
+
+    def broadcast_to(self, t, shape):
+        return t.expand(shape)
+
+    # ----- gradient machinery -----
+    def stop_gradient(self, t):
+        return t.detach()
+
+    def custom(self, inputs: list, forward, backward) -> tuple:
+        outs = self._function.apply(_Payload(forward, backward, len(inputs)), *inputs)
+        return outs if isinstance(outs, tuple) else (outs,)
+
+    def differentiate(self, f, sources: list):
+        torch = self.torch
+        leaves = [s.detach().requires_grad_() for s in sources]
+        with torch.enable_grad():
+            outs = f(leaves)
+
+        def backward(i: int, seed):
+            out = outs[i]
+            if not out.requires_grad:
+                return [None] * len(leaves)
+            return list(torch.autograd.grad(out, leaves, grad_outputs=seed, retain_graph=True,
+                                            allow_unused=True))
+
+        return [o.detach() for o in outs], backward
+
+
+class _Payload:
+    """What one custom op application runs forward and backward."""
+
+    __slots__ = ("forward", "backward", "n_inputs")
+
+    def __init__(self, forward, backward, n_inputs: int) -> None:
+        self.forward, self.backward, self.n_inputs = forward, backward, n_inputs
+
+
+def _custom_function(torch):
+    class CustomGradient(torch.autograd.Function):
+        """Forward: the payload's forward, untracked; backward: the payload's rule."""
+
+        @staticmethod
+        def forward(ctx, payload, *inputs):
+            outs = payload.forward(*inputs)
+            outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+            ctx.mark_non_differentiable(*[o for o in outs if not o.is_floating_point()])
+            ctx.payload = payload
+            ctx.save_for_backward(*inputs, *outs)
+            return outs if len(outs) > 1 else outs[0]
+
+        @staticmethod
+        def backward(ctx, *dys):
+            saved, n = ctx.saved_tensors, ctx.payload.n_inputs
+            grads = ctx.payload.backward(saved[:n], saved[n:], dys)
+            return (None, *grads)
+
+    return CustomGradient
+
+
+def _ops(torch, dtypes) -> dict:
+    F = torch.nn.functional
+
+    def dims(x, axis):
+        return tuple(range(x.ndim)) if axis is None else axis
+
+    def reduction(fn):
+        def run(x, axis=None, keepdims=False):
+            d = dims(x, axis)
+            return fn(x, d, keepdims) if d else x.clone()
+        return run
+
+    def prod(x, d, keep):
+        for a in sorted(d, reverse=True):
+            x = torch.prod(x, dim=a, keepdim=keep)
+        return x
+
+    def matmul(a, b):
+        return torch.matmul(a, b)
+
+    def div(x, y):
+        if not (x.is_floating_point() or y.is_floating_point()):
+            x, y = x.to(torch.float64), y.to(torch.float64)
+        return torch.div(x, y)
+
+    def getitem(x, index):
+        return x[tuple(torch.as_tensor(i) if isinstance(i, np.ndarray) else i for i in index)]
+
+    def max_with_argmax(x, axis):
+        idx = torch.argmax(x, dim=axis)
+        return torch.gather(x, axis, idx.unsqueeze(axis)).squeeze(axis), idx
+
+    return {
+        "abs": torch.abs, "sign": torch.sign, "neg": torch.neg, "exp": torch.exp, "log": torch.log,
+        "sqrt": torch.sqrt, "square": torch.square, "sin": torch.sin, "cos": torch.cos,
+        "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
+        "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)),
+        "round": torch.round, "floor": torch.floor, "ceil": torch.ceil,
+        "reciprocal": torch.reciprocal, "identity": torch.clone,
+        "zeros_like": torch.zeros_like, "ones_like": torch.ones_like,
+        "logical_not": torch.logical_not,
+        "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": div, "pow": torch.pow,
+        # TensorFlow's convention (ties send the whole gradient to x), not torch.maximum's halves
+        "maximum": lambda x, y: torch.where((x >= y) | torch.isnan(x), x, y),
+        "minimum": lambda x, y: torch.where((x <= y) | torch.isnan(x), x, y),
+        "less": torch.lt, "less_equal": torch.le, "greater": torch.gt, "greater_equal": torch.ge,
+        "equal": torch.eq, "not_equal": torch.ne,
+        "logical_and": torch.logical_and, "logical_or": torch.logical_or,
+        "matmul": matmul, "clip": lambda x, lo, hi: torch.clamp(x, lo, hi),
+        "where": torch.where, "cast": lambda x, dtype: x.to(dtypes[dtype]),
+        "sum": reduction(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)),
+        "mean": reduction(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)),
+        "max": reduction(lambda x, d, k: torch.amax(x, dim=d, keepdim=k)),
+        "min": reduction(lambda x, d, k: torch.amin(x, dim=d, keepdim=k)),
+        "prod": reduction(prod),
+        "logsumexp": reduction(lambda x, d, k: torch.logsumexp(x, dim=d, keepdim=k)),
+        "softmax": lambda x, axis: torch.softmax(x, dim=axis),
+        "log_softmax": lambda x, axis: torch.log_softmax(x, dim=axis),
+        "transpose": lambda x, axes: x.permute(axes),
+        "reshape": lambda x, shape: x.reshape(shape),
+        "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
+        "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
+        "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
+        "getitem": getitem, "max_with_argmax": max_with_argmax,
+    }
