@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kit import installed, unavailable
+from .kit import installed, tie_note, unavailable
 
 NAME = "jax"
 
@@ -27,16 +27,6 @@ def available() -> tuple[bool, str]:
 def build(experiment):
     from .eager_program import EagerProgram
     return EagerProgram(experiment, JaxKit())
-
-
-def _tie_note(fn: str):
-    def check(arrays, literal):
-        x, y = arrays[0], arrays[1]
-        if np.any(np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))):
-            return (f"{fn} ties: jnp.{fn} splits the gradient of tied elements half and half; "
-                    "gradcli follows TensorFlow and the numpy core (all of it to x)")
-        return None
-    return check
 
 
 def _clip_note(arrays, literal):
@@ -73,7 +63,7 @@ class JaxKit:
         self.jax, self.jnp = jax, jnp
         self.version = jax.__version__
         self.ops = _ops(jax, jnp)
-        self.checks = {"maximum": _tie_note("maximum"), "minimum": _tie_note("minimum"),
+        self.checks = {"maximum": tie_note("jnp", "maximum"), "minimum": tie_note("jnp", "minimum"),
                        "clip": _clip_note, "pow": _pow_note}
         self._array_types = (jax.Array, jax.core.Tracer)
 

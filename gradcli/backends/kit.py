@@ -11,6 +11,8 @@ import importlib.util
 import sys
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
+import numpy as np
+
 from ..errors import BackendUnavailable
 
 
@@ -77,3 +79,14 @@ def sum_to(kit, t, shape: tuple):
                                       if n == 1 and tshape[lead + i] != 1)
     out = kit.ops["sum"](t, axis=axes, keepdims=True) if axes else t
     return kit.ops["reshape"](out, shape=tuple(shape)) if kit.shape(out) != tuple(shape) else out
+
+
+def tie_note(module: str, fn: str):
+    """A note check for maximum/minimum ties, which torch and jax split half and half."""
+    def check(arrays, literal):
+        x, y = arrays[0], arrays[1]
+        if np.any(np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))):
+            return (f"{fn} ties: {module}.{fn} splits the gradient of tied elements half and half; "
+                    "gradcli follows TensorFlow and the numpy core (all of it to x)")
+        return None
+    return check

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kit import installed, unavailable
+from .kit import installed, tie_note, unavailable
 
 NAME = "torch"
 
@@ -22,16 +22,6 @@ def available() -> tuple[bool, str]:
 def build(experiment):
     from .eager_program import EagerProgram
     return EagerProgram(experiment, TorchKit())
-
-
-def _tie_note(fn: str):
-    def check(arrays, literal):
-        x, y = arrays[0], arrays[1]
-        if np.any(np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))):
-            return (f"{fn} ties: torch.{fn} splits the gradient of tied elements half and half; "
-                    "gradcli follows TensorFlow and the numpy core (all of it to x)")
-        return None
-    return check
 
 
 def _pow_note(arrays, literal):
@@ -61,7 +51,7 @@ class TorchKit:
         self.dtypes = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32,
                        "int64": torch.int64, "bool": torch.bool}
         self.ops = _ops(torch, self.dtypes)
-        self.checks = {"maximum": _tie_note("maximum"), "minimum": _tie_note("minimum"),
+        self.checks = {"maximum": tie_note("torch", "maximum"), "minimum": tie_note("torch", "minimum"),
                        "pow": _pow_note}
         self._function = _custom_function(torch)
 
