@@ -6,10 +6,8 @@ spec, bad arguments or a missing backend.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -74,6 +72,8 @@ def _write(text: str, output: Path | None, console: Console) -> None:
         console.file.flush()
         return
     output.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -184,6 +184,8 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
                          "overridden": render.jsonable(r.overridden), "true": render.jsonable(r.true),
                          "max_diff": render.jsonable(r.max_diff), "within": r.within,
                          "notes": r.notes} for r in rows]}
+        import json
+
         _write(json.dumps(doc, indent=2, allow_nan=False) + "\n", None, out)
     else:
         out.print(render.comparison_table(labels, rows, tolerance))
@@ -247,6 +249,8 @@ def schema() -> None:
     """Print a JSON Schema of the spec format (for editors and the YAML language server)."""
     from .spec import json_schema
     out, _ = _consoles()
+    import json
+
     _write(json.dumps(json_schema(), indent=2) + "\n", None, out)
 
 

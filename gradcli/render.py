@@ -4,9 +4,6 @@ Nothing here computes a gradient; it only lays out what the runner found.
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 
 import numpy as np
@@ -19,14 +16,14 @@ ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
 
 
 # ----- numbers -----
-def number_text(value, *, differs: bool = False) -> Text:
+def number_text(value, *, differs: bool = False, digits: int = 6) -> Text:
     """A number for a table cell: NaN and inf stand out, a differing gradient is marked."""
     if value is None:
         return Text("None", style="dim italic")
     v = float(value)
     if math.isnan(v) or math.isinf(v):
         return Text(str(v).replace("inf", "∞"), style="bold red")
-    text = f"{v:.6g}" if isinstance(value, (float, np.floating)) else str(value)
+    text = f"{v:.{digits}g}" if isinstance(value, (float, np.floating)) else str(value)
     return Text(text, style="yellow" if differs else "")
 
 
@@ -77,6 +74,8 @@ def to_json(result) -> dict:
 
 
 def json_text(results) -> str:
+    import json
+
     docs = [to_json(r) for r in results]
     return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, allow_nan=False)
 
@@ -185,12 +184,14 @@ def _close(a: float, b: float) -> bool:
 
 def summary_table(result) -> Table:
     table = _table("overridden vs true")
-    for column in ("output", "input", "cosine", "max |diff|", "‖overridden‖", "‖true‖",
-                   "sign agreement", "numeric vs true"):
-        table.add_column(column, justify="left" if column in ("output", "input") else "right")
+    table.caption = "o overridden, t true, n numeric (projected when directional)"
+    table.caption_justify = "left"
+    for column in ("output/input", "cos(o,t)", "max|o−t|", "‖o‖", "‖t‖", "signs agree",
+                   "max|n−t|"):
+        table.add_column(column, justify="left" if column == "output/input" else "right")
     for out, row in result.summary.items():
         for name, s in row.items():
-            table.add_row(out, name, *(number_text(v) for v in (
+            table.add_row(f"{out}/{name}", *(number_text(v, digits=4) for v in (
                 s.cosine, s.max_abs_diff, s.norm_overridden, s.norm_true, s.sign_agreement,
                 s.numeric_max_abs_diff)))
     return table
@@ -267,10 +268,15 @@ def to_markdown(result) -> str:
 
 
 def _md(value) -> str:
+    import json
+
     return "None" if value is None else json.dumps(jsonable(value))
 
 
 def to_csv(results) -> str:
+    import csv
+    import io
+
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["experiment", "backend", "output", "input", "index", "overridden", "true",

@@ -1,7 +1,6 @@
 """Typed readers for YAML nodes: each returns a Python value or raises a located SpecError."""
 from __future__ import annotations
 
-import difflib
 import keyword
 import math
 import re
@@ -38,6 +37,8 @@ def did_you_mean(name: str, candidates) -> str | None:
     lowered = {c.lower(): c for c in candidates}
     if name.lower() in lowered and lowered[name.lower()] != name:
         return f"did you mean {lowered[name.lower()]!r}?"
+    import difflib  # only when an error needs a hint
+
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return f"did you mean {close[0]!r}?" if close else None
 

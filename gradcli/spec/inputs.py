@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 
 from gradcli.opset import DTYPES
-from gradcli.spec import npz
 from gradcli.spec.arrays import FLOAT_DTYPES, INT_RANGES, MAX_DIMS, literal_array
 from gradcli.spec.document import Map, Scalar, YNode
 from gradcli.spec.fields import (
@@ -157,6 +156,7 @@ class InputBuilder:
         path_key = sub(key, "load")
         if not isinstance(path_node, Scalar):
             raise fail(path_node, path_key, f"expected a file name, got {describe(path_node)}")
+        from gradcli.spec import npz  # zipfile only for specs that load files
         path = npz.resolve(expect_str(path_node, path_key), self.base_dir, path_node, path_key)
         key_node = optional(node, "key")
         wanted = expect_str(key_node, sub(key, "key")) if key_node is not None else None
