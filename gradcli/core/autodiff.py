@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import GradientError, UnconnectedGradientError
 from . import ops_array as A
 from . import ops_math as M
+from .evaluate import collector_paused
 from .graph import Op, Tensor, walk_ops
 from .registry import lookup
 
@@ -39,6 +40,11 @@ def _tensor_list(value, what: str) -> list[Tensor]:
 
 
 def _gradients(ys, xs, grad_ys, stop_gradients, unconnected, *, true: bool) -> list:
+    with collector_paused():
+        return _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true)
+
+
+def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -> list:
     unconnected = getattr(unconnected, "value", unconnected)
     if unconnected not in UNCONNECTED:
         raise GradientError(f"unconnected_gradients must be one of {', '.join(UNCONNECTED)}, "

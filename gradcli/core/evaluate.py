@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc as _gc
 import operator
+from contextlib import contextmanager
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -141,18 +142,25 @@ class _SlotAllocator:
                 self.free_slots.append(self.by_tensor[t.uid])
 
 
+@contextmanager
+def collector_paused():
+    """Building many small objects: the garbage collector would only slow it down."""
+    enabled = _gc.isenabled()
+    _gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            _gc.enable()
+
+
 def compile_schedule(fetches: Sequence[Tensor], fed: Sequence[Tensor] = ()) -> Schedule:
     """The cached schedule for these fetches and fed tensors, compiled on first use."""
     key = (tuple(t.uid for t in fetches), tuple(t.uid for t in fed))
     schedule = _CACHE.get(key)
     if schedule is None:
-        enabled = _gc.isenabled()
-        _gc.disable()  # building many small objects: the collector would only slow it down
-        try:
+        with collector_paused():
             schedule = Schedule(fetches, fed)
-        finally:
-            if enabled:
-                _gc.enable()
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = schedule

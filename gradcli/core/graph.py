@@ -64,8 +64,10 @@ class Tensor:
     def __init__(self, op: Op, index: int, value) -> None:
         self.op = op
         self.index = index
-        self.shape: tuple[int, ...] = np.shape(value)
-        self.dtype: np.dtype = np.asarray(value).dtype if not hasattr(value, "dtype") else value.dtype
+        if not hasattr(value, "dtype"):  # a kernel returned a Python number or list
+            value = np.asarray(value)
+        self.shape: tuple[int, ...] = value.shape
+        self.dtype: np.dtype = value.dtype
         self._value = value
         self._version = State.version
         self.label: str | None = None
