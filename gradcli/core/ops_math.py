@@ -6,6 +6,7 @@ they exist because they keep numpy scalars on numpy's fast scalar path.
 from __future__ import annotations
 
 import operator
+import weakref
 
 import numpy as np
 
@@ -38,14 +39,26 @@ def is_ones(t: Tensor) -> bool:
     return t.op.type == "constant" and t.size == 1 and bool(np.all(t._value == 1))
 
 
+_scalars: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
 def convert(value, like: Tensor | None = None) -> Tensor:
-    """A tensor for value; plain numbers take the float dtype of `like`, as in TensorFlow."""
+    """A tensor for value; plain numbers take the float dtype of `like`, as in TensorFlow.
+
+    Python numbers become shared constants per (value, dtype), so a loop of
+    `y * 0.999` holds one constant, not one per op.
+    """
     if isinstance(value, Tensor):
         return value
-    if like is not None and like.dtype.kind == "f":
-        array = np.asarray(value)
-        if array.dtype.kind in "iuf":
-            return constant(array, dtype=like.dtype)
+    dtype = like.dtype if like is not None and like.dtype.kind == "f" else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        key = (repr(value), None if dtype is None else dtype.str)  # repr keeps -0.0 apart from 0.0
+        shared = _scalars.get(key)
+        if shared is None:
+            shared = _scalars[key] = constant(value, dtype=dtype)
+        return shared
+    if dtype is not None and np.asarray(value).dtype.kind in "iuf":
+        return constant(value, dtype=dtype)
     return constant(value)
 
 

@@ -143,7 +143,7 @@ def test_minimize_builds_the_gradient_graph_once():
     first = uids_used(lambda: opt.minimize(loss))
     assert first > 0
     assert uids_used(lambda: opt.minimize(loss)) == 0  # replayed, not rebuilt
-    assert uids_used(lambda: opt.minimize(loss, var_list=iter([w]))) == first  # a new var_list
+    assert uids_used(lambda: opt.minimize(loss, var_list=iter([w]))) > 0  # a new var_list builds anew
     assert uids_used(lambda: [opt.minimize(loss, var_list=[w]) for _ in range(2)]) == 0
     # each step halves the distance to the target
     assert_close(w.numpy(), np.array([3.0, -1.0]) + np.array([-3.0, 2.0]) * 0.5 ** 5)
