@@ -1,0 +1,1 @@
+"""gradcli's benchmark harness: `make bench` runs bench/run.py."""

@@ -1,0 +1,68 @@
+"""The peers the benchmark compares, and the Case each peer builds for a workload.
+
+A peer module defines w1..w6(d, variant) -> Case; d holds the workload's numpy
+inputs and sizes (bench/workloads.py). A missing function, or one that raises
+NotApplicable, makes that cell "n/a" with the reason given.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Peer:
+    """Where a peer's code lives, which variant of it runs, and what it needs installed."""
+
+    module: str
+    variant: str | None
+    requires: tuple[str, ...]
+    label: str
+
+
+PEERS: dict[str, Peer] = {
+    "numpy": Peer("numpy_floor", None, ("numpy",), "hand-written numpy (the floor)"),
+    "gradcli": Peer("gradcli_core", None, ("gradcli",), "gradcli core, compiled replay"),
+    "autograd": Peer("autograd_peer", None, ("autograd",), "HIPS autograd"),
+    "torch": Peer("torch_peer", None, ("torch",), "torch eager, CPU"),
+    "jax": Peer("jax_peer", "eager", ("jax",), "jax eager (no jit)"),
+    "jax-jit": Peer("jax_peer", "jit", ("jax",), "jax.jit, compiled ahead"),
+    "tf": Peer("tf_peer", "eager", ("tensorflow",), "tensorflow eager GradientTape"),
+    "tf-function": Peer("tf_peer", "function", ("tensorflow",), "tf.function"),
+}
+FLOOR = "numpy"
+
+
+class NotApplicable(Exception):
+    """This peer does not run this workload, for the reason given."""
+
+
+class Wrong(Exception):
+    """The peer's outputs differ from the floor's (W6: the command failed)."""
+
+
+class Absent(Exception):
+    """What this peer needs for this workload is not installed (the reason says what)."""
+
+
+def leaves_to_numpy(out) -> list[np.ndarray]:
+    """Flatten nested tuples/lists of framework values into numpy arrays, in order."""
+    if isinstance(out, (tuple, list)):
+        return [a for item in out for a in leaves_to_numpy(item)]
+    if hasattr(out, "detach"):  # torch
+        out = out.detach()
+    return [np.asarray(out)]
+
+
+@dataclass
+class Case:
+    """One prepared workload: run() is the timed forward+backward (or training loop)."""
+
+    run: Callable[[], Any]
+    to_numpy: Callable[[Any], list] = leaves_to_numpy
+    reset: Callable[[], None] | None = None  # untimed, before every run (W5: initial weights)
+    child_peak_mb: Callable[[], float] | None = None  # W6: peak RSS of the last child process
+    profile: Callable[[], str] | None = None  # instead of cProfile of run() (W6: import times)
+    notes: dict = field(default_factory=dict)
