@@ -15,7 +15,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS)]'
 	@touch $@
 
-demo: $(STAMP)
+# The demo needs only gradcli's own dependencies (click, numpy, rich, pyyaml).
+$(VENV)/.installed-base: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	@touch $@
+
+demo: $(VENV)/.installed-base
 	$(GRADCLI) run $(DEMO)
 
 test: $(STAMP)
