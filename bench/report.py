@@ -15,7 +15,7 @@ from bench.workloads import DESCRIPTIONS
 
 ANALYSIS = Path(__file__).with_name("ANALYSIS.md")  # hand-written profile notes, kept in RESULTS.md
 CPU_WARN = 0.85  # a run whose process ran less than this share of its wall time waited for a core
-MIN_FLOOR_MB = 0.25  # RSS growth below this is allocator noise: a smaller floor counts as this
+MIN_PEAK_MB = 0.25  # RSS growth below this is allocator noise: a smaller peak counts as this
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def add_ratios(results: list[dict]) -> None:
             continue
         r["ratio"] = r["median_s"] / floor["median_s"]
         if r.get("peak_mb") is not None and floor.get("peak_mb") is not None:
-            r["mem_ratio"] = r["peak_mb"] / max(floor["peak_mb"], MIN_FLOOR_MB)
+            r["mem_ratio"] = max(r["peak_mb"], MIN_PEAK_MB) / max(floor["peak_mb"], MIN_PEAK_MB)
 
 
 def verdicts(results: list[dict]) -> list[dict]:
@@ -167,7 +167,7 @@ def markdown(doc: dict) -> str:
              "(median over median), so both see the same machine. The cells' ratio, from separate "
              "processes as in the tables below, is beside it: where the two differ, the machine's "
              "speed drifted between the cells (this 2-core machine is shared).", "",
-             "| workload | target | gradcli (paired) | cells' ratio | verdict |",
+             "| workload | target | gradcli (time: paired) | cells' ratio | verdict |",
              "| --- | --- | --- | --- | --- |"]
     for v in doc["targets"]:
         lines.append(f"| {v['workload']} | {v['target']} | {_x(v['value'])} | {_x(v.get('cells'))} | "
@@ -202,8 +202,8 @@ def markdown(doc: dict) -> str:
 
 METHOD = """## How it is measured
 
-- Each workload runs on each peer in its own fresh subprocess (`bench/worker.py`), one after another,
-  with nothing else running; the harness process only waits.
+- Each workload runs on each peer in its own fresh subprocess (`bench/worker.py`), one at a time;
+  the harness process only waits.
 - Before timing, every peer's outputs (value and every gradient) are compared with the floor's on the
   same inputs: at most 1e-6 relative difference in float64 (2e-3 in float32), relative to each
   output's largest magnitude. A peer that differs is reported as wrong, not timed. W1's gradient
@@ -229,8 +229,8 @@ METHOD = """## How it is measured
   alike, and the pools TensorFlow and XLA keep freed memory in as they grow (a later run would not
   show them); a first run's one-time caches (jax's per-primitive executables) count too. Memory kept
   between runs (gradcli's graph, which holds every op's value from the build; a jit's executable) is
-  not in it: the build column shows what the build kept (+MB). Memory ratios use the floor's peak,
-  or 0.25 MiB if the floor's is smaller (growth that small is allocator noise). tracemalloc's exact
+  not in it: the build column shows what the build kept (+MB). Memory ratios count a peak
+  below 0.25 MiB as 0.25 MiB (growth that small is allocator noise). tracemalloc's exact
   peak is in parentheses for numpy and gradcli, whose memory is all numpy's and Python's. W6: the child
   process's peak RSS (ru_maxrss).
 - W6: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`

@@ -19,7 +19,7 @@ DESCRIPTIONS = {
     "W3-f64": "MLP forward+backward, X[1024,256] W1[256,512] b1[512] W2[512,10], float64",
     "W4": "deep chain: 100,000 x y = y * 0.999 + 0.001 on 16 float64",
     "W5": "training: 200 SGD steps (lr 0.1, clip_by_global_norm 1.0), W3's MLP at batch 128",
-    "W6": "`gradcli run` on a bundled experiment vs `python -c 'import numpy'`, process wall",
+    "W6": "`gradcli run experiments/ste_sign_quantize_grad.yaml` (the demo) vs `python -c 'import numpy'`",
 }
 
 _MLP_FULL = dict(batch=1024, d_in=256, hidden=512, classes=10)
