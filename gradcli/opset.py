@@ -6,16 +6,17 @@ name in it; nothing here computes anything.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+
+from .record import Factory, record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OpSpec:
     """One op of the expression language: its parameters, outputs and doc."""
 
     name: str
     params: tuple[str, ...]
-    defaults: dict[str, object] = field(default_factory=dict)
+    defaults: dict[str, object] = Factory(dict)
     doc: str = ""
     outputs: int = 1
     tensor_params: tuple[str, ...] = ()  # parameters that take tensors (the rest are attributes)

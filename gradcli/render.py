@@ -55,7 +55,7 @@ def to_json(result) -> dict:
         "gradients": {o: {i: {"overridden": jsonable(r.overridden), "true": jsonable(r.true),
                               "numeric": jsonable(r.numeric), "numeric_kind": r.numeric_kind}
                           for i, r in row.items()} for o, row in result.gradients.items()},
-        "summary": {o: {i: {k: jsonable(getattr(s, k)) for k in s.__slots__}
+        "summary": {o: {i: {k: jsonable(getattr(s, k)) for k in s._fields}
                         for i, s in row.items()} for o, row in result.summary.items()},
         "overrides": [{"op": e.op, "gradient": e.gradient, "scope": list(e.scope) if e.scope else None,
                        "matched_ops": n} for e, n in result.overrides],

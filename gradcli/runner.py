@@ -5,19 +5,19 @@ Plain data in, plain data out; nothing here prints.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import backends
 from .backends.program import TrainRecord
 from .fd import directional_projection
+from .record import Factory, record
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class GradientRow:
     """The three gradients of one output with respect to one input."""
 
@@ -27,7 +27,7 @@ class GradientRow:
     numeric_kind: str  # "full", "directional" or "skipped"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Summary:
     """How far the gradient training uses is from the true one."""
 
@@ -39,7 +39,7 @@ class Summary:
     numeric_max_abs_diff: float | None = None  # numeric vs true (projected when directional)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ExpectOutcome:
     """Whether the spec's expect block held, and each way it did not."""
 
@@ -47,7 +47,7 @@ class ExpectOutcome:
     failures: list[str]
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Result:
     """Everything one run of one experiment found."""
 
@@ -59,8 +59,8 @@ class Result:
     overrides: list          # [(OverrideEntry, number of ops it matched)]
     train: TrainRecord | None = None
     expect: ExpectOutcome | None = None
-    warnings: list = field(default_factory=list)
-    conventions: list = field(default_factory=list)  # where the backend's framework differs
+    warnings: list = Factory(list)
+    conventions: list = Factory(list)  # where the backend's framework differs
 
     @property
     def exit_code(self) -> int:
@@ -180,7 +180,7 @@ def _show(value) -> str:
     return np.array2string(array, precision=6, threshold=8) if array.ndim else f"{array.item():.6g}"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ComparisonRow:
     """One output/input pair across several runs: each run's overridden gradient."""
 
@@ -190,7 +190,7 @@ class ComparisonRow:
     true: object             # the first run's true gradient
     max_diff: float | None   # largest |difference| from the first run
     within: bool | None      # None without a tolerance
-    notes: list = field(default_factory=list)  # conventions that explain a difference
+    notes: list = Factory(list)  # conventions that explain a difference
 
 
 FLOAT32_ROUNDING = 2e-5  # relative gap two float32 kernels may differ by

@@ -1,14 +1,14 @@
 """What every backend's built experiment offers the runner, in plain numpy."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
+
+from ..record import Factory, record
 
 SMALL = 64  # up to this many parameter elements, training records every step's values
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Convention:
     """Where a framework's own convention differs from spec-v1 (and what gradcli reports)."""
 
@@ -18,14 +18,14 @@ class Convention:
     input: str | None = None
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class TrainRecord:
     """Loss before each step, and (for small models) parameters and gradients per step."""
 
     loss: list
     params: dict
     gradients: list
-    final: dict = field(default_factory=dict)
+    final: dict = Factory(dict)
     final_loss: float | None = None
 
 

@@ -5,13 +5,13 @@ in the expression text, so later checks can point at the exact spot.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator, Union
 
 from gradcli.errors import SpecError
+from gradcli.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Const:
     """A literal: number, bool, None, string or dtype name."""
 
@@ -19,7 +19,7 @@ class Const:
     pos: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Name:
     """A reference to an input, a let, a function argument or an attribute."""
 
@@ -27,7 +27,7 @@ class Name:
     pos: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ListExpr:
     """A list literal `[a, b, ...]`."""
 
@@ -35,7 +35,7 @@ class ListExpr:
     pos: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SliceExpr:
     """A slice `start:stop:step` inside an index; absent parts are None."""
 
@@ -45,7 +45,7 @@ class SliceExpr:
     pos: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IndexExpr:
     """The bracketed part of `x[...]`: one item per comma-separated position."""
 
@@ -53,7 +53,7 @@ class IndexExpr:
     pos: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call:
     """An op or function application; every operator is normalized to one."""
 

@@ -8,12 +8,12 @@ PyYAML would silently drop, and bounds nesting and alias expansion.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from gradcli.errors import SpecError
+from gradcli.record import Hidden, record
 from gradcli.spec.model import SET_PATH, Location
 
 MAX_FILE_BYTES = 1 << 20
@@ -33,17 +33,17 @@ _KINDS = {_Y + "null": "null", _Y + "bool": "bool", _Y + "int": "int", _Y + "flo
           _Y + "str": "str"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Source:
     """A text nodes come from: the spec file, or one --set value."""
 
     path: str
-    text: str = field(repr=False)
+    text: str = Hidden()
     from_set: bool = False
     set_key: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Mark:
     """Where a node starts: character index, and 1-based line and column."""
 
@@ -63,7 +63,7 @@ class Mark:
         return Location(self.source.path, self.line, self.column, line)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scalar:
     """A YAML scalar: its resolved value, its text as written (unquoted) and its span."""
 
@@ -75,7 +75,7 @@ class Scalar:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Seq:
     """A YAML sequence."""
 
@@ -84,7 +84,7 @@ class Seq:
     size: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Map:
     """A YAML mapping from key text to (key scalar, value node), in file order."""
 

@@ -7,15 +7,15 @@ every backend can build them without evaluating anything.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from gradcli.opset import DTYPES, OPS
+from gradcli.record import Factory, record
 from gradcli.spec.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr
 from gradcli.spec.fields import did_you_mean
 from gradcli.spec.parser import CONSTANT_NAMES
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scope:
     """What one expression may refer to, and why a known name is out of reach here."""
 
@@ -23,7 +23,7 @@ class Scope:
     functions: dict[str, tuple[str, ...]]            # callable user functions -> their args
     numbered: tuple[str, ...] = ()                   # prefixes allowed with digits: x -> x0, x1
     attributes: frozenset[str] = frozenset()         # op attribute names (register only)
-    elsewhere: dict[str, str] = field(default_factory=dict)  # name -> why it is not usable
+    elsewhere: dict[str, str] = Factory(dict)  # name -> why it is not usable
     hint: str | None = None                          # what this place can see, for unknown names
 
     def has(self, name: str) -> bool:

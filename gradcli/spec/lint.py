@@ -4,13 +4,12 @@ The CLI prints them and turns them into errors under --strict.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from gradcli.record import record
 from gradcli.spec.ast import Call, Name, Node, walk
 from gradcli.spec.model import Experiment, Expr, Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LintWarning:
     """One static warning, rendered as `path:line:col: key: message`."""
 

@@ -1,18 +1,17 @@
 """The validated experiment: plain data the runner builds graphs from (no YAML inside)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from gradcli.errors import SpecError
+from gradcli.record import record
 from gradcli.spec.ast import Node
 
 SET_PATH = "--set"  # Location.path of a value given on the command line (its line is 0)
 MAX_SHOWN_LINE = 300
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Location:
     """A place in the spec file, 1-based; line 0 means a --set value (column within it)."""
 
@@ -34,7 +33,7 @@ class Location:
         return self.path if self.line == 0 else f"{self.path}:{self.line}:{self.column}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Expr:
     """One parsed expression, with the location of its first character."""
 
@@ -43,7 +42,7 @@ class Expr:
     loc: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InputSpec:
     """A leaf tensor: its value (already drawn or loaded) and whether it trains."""
 
@@ -53,7 +52,7 @@ class InputSpec:
     loc: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LetSpec:
     """A named intermediate; several names unpack a multi-output op."""
 
@@ -61,7 +60,7 @@ class LetSpec:
     expr: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OutputSpec:
     """A result that is differentiated and gets its own gradient table."""
 
@@ -69,7 +68,7 @@ class OutputSpec:
     expr: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OverrideEntry:
     """op type -> gradient name, for every op (scope None) or those built for `scope`."""
 
@@ -79,7 +78,7 @@ class OverrideEntry:
     loc: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GradientSpec:
     """A registered gradient: one expression per op input, None for no gradient."""
 
@@ -88,7 +87,7 @@ class GradientSpec:
     loc: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FunctionSpec:
     """A custom-gradient function: forward over `args` and one gradient per arg."""
 
@@ -99,7 +98,7 @@ class FunctionSpec:
     loc: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ClipSpec:
     """Gradient clipping: 'norm' and 'global_norm' take a bound, 'value' a (lo, hi) pair."""
 
@@ -107,7 +106,7 @@ class ClipSpec:
     value: float | tuple[float, float]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TrainSpec:
     """Optimizer steps on the trainable inputs; `hyper` has every default filled in."""
 
@@ -119,7 +118,7 @@ class TrainSpec:
     loc: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExpectSpec:
     """Expected results; a None gradient expects an unconnected one."""
 
@@ -132,7 +131,7 @@ class ExpectSpec:
     atol: float
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Experiment:
     """One validated spec: everything the runner needs, nothing it must re-parse."""
 

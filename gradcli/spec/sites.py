@@ -6,9 +6,8 @@ and block scalars spanning several lines.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gradcli.errors import SpecError
+from gradcli.record import record
 from gradcli.spec.ast import ExpressionError
 from gradcli.spec.document import Map, Scalar, Seq, YNode
 from gradcli.spec.exprcheck import Checker, Scope
@@ -17,7 +16,7 @@ from gradcli.spec.model import SET_PATH, Expr, Location
 from gradcli.spec.parser import parse_expression
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Site:
     """A parsed expression and the YAML scalar it came from."""
 

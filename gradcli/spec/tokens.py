@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from gradcli.record import record
 from gradcli.spec.ast import ExpressionError
 
 MAX_LENGTH = 4000
@@ -35,7 +35,7 @@ _UNSUPPORTED = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Token:
     """One token: its kind (num, name, str, op or end), text, offset and value."""
 

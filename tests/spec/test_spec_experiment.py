@@ -102,4 +102,6 @@ def test_experiment_is_plain_data(load, base):
     exp = load(base)
     with pytest.raises(AttributeError):
         exp.name = "other"
-    assert not hasattr(exp, "__dict__")
+    with pytest.raises(AttributeError):
+        del exp.inputs
+    assert exp._fields[:3] == ("name", "description", "path")
