@@ -109,17 +109,28 @@ class Interpreter:
             target = self._eval(node.args[0], expr, env)
             return self.builder.ops["getitem"](self._tensor(target),
                                                self._index(kwargs["index"], expr, env))
+        spec = OPS[name]
+        if spec.variadic:  # concat, stack: their list literal is a list of tensors, not one tensor
+            return self._apply(name, node, expr, *self._variadic_args(spec, node, kwargs, expr, env))
         args = [self._eval(a, expr, env) for a in node.args]
         kwargs = {k: self._eval(v, expr, env) for k, v in kwargs.items()}
-        spec = OPS[name]
         if name == "dtype":
             return self.builder.dtype_name(self._tensor(args[0]))
-        if name in ("concat", "stack"):
-            if not isinstance(args[0], (list, tuple)):
-                args[0] = [args[0]]
-            args[0] = [self._tensor(a) for a in args[0]]
-        else:
-            self._constants_for_tensor_params(spec, args)
+        self._constants_for_tensor_params(spec, args)
+        return self._apply(name, node, expr, args, kwargs)
+
+    def _variadic_args(self, spec, node, kwargs: dict, expr, env) -> tuple[list, dict]:
+        listed = spec.params[0]
+        nodes = list(node.args)
+        values = nodes.pop(0) if nodes else kwargs.pop(listed)
+        if isinstance(values, self.ast.ListExpr):
+            items = [self._eval(i, expr, env) for i in values.items]
+        else:  # one tensor: a list of one, as tf.concat takes it
+            items = [self._eval(values, expr, env)]
+        args = [[self._tensor(i) for i in items]] + [self._eval(a, expr, env) for a in nodes]
+        return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
+
+    def _apply(self, name, node, expr, args: list, kwargs: dict):
         try:
             return self.builder.ops[name](*args, **kwargs)
         except SpecError:
