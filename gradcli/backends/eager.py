@@ -111,7 +111,7 @@ class EagerBuilder:
         result = evaluate(spec.forward, bound)
         if self.mode == "true":
             return result
-        single = not isinstance(result, (tuple, list))
+        single = not isinstance(result, tuple)  # a multi-output op; a list literal is one tensor
         ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
         n = len(args)
 
@@ -173,6 +173,8 @@ class EagerBuilder:
             return functools.partial(self._random, name)
         if name == "zero_out":
             raw = self._zero_out
+        elif name == "max_with_argmax":
+            raw = self._max_with_argmax
         elif name in ("stop_gradient", "reverse_gradient"):
             raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
         else:
@@ -410,6 +412,14 @@ class EagerBuilder:
         else:
             value = rng.random(shape) < values["p"]
         return self.kit.constant(np.asarray(value.astype(self.dtype)))
+
+    def _max_with_argmax(self, x, axis):
+        # A 0-d tensor is its own maximum, at index 0, as numpy's and the core's kernels take it;
+        # TensorFlow's and jax's argmax refuse a 0-d input, so it goes in as one element.
+        ops = self.kit.ops
+        if self.kit.shape(x) == ():
+            x, axis = ops["reshape"](x, shape=(1,)), 0
+        return ops["max_with_argmax"](x, axis=axis)
 
     def _zero_out(self, x):
         kit, shape = self.kit, self.kit.shape(x)

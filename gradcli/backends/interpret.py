@@ -149,13 +149,20 @@ class Interpreter:
         ast, items = self.ast, []
         for item in index_node.items:
             if isinstance(item, ast.SliceExpr):
-                parts = [None if p is None else int(self._scalar(self._eval(p, expr, env)))
+                parts = [None if p is None else self._slice_bound(p, expr, env)
                          for p in (item.start, item.stop, item.step)]
                 items.append(slice(*parts))
             else:
                 value = self._eval(item, expr, env)
                 items.append(value if value is None else self._scalar(value))
         return tuple(items)
+
+    def _slice_bound(self, node, expr, env) -> int:
+        value = self._scalar(self._eval(node, expr, env))
+        if isinstance(value, bool) or not isinstance(value, int):
+            shown = f"{len(value)} values" if isinstance(value, list) else repr(value)
+            raise spec_error(expr, f"a slice bound must be one integer, got {shown}", node)
+        return value
 
     def _scalar(self, value):
         return self.builder.to_index(value) if self.builder.is_tensor(value) else value

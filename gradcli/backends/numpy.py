@@ -65,10 +65,17 @@ class _Builder:
                 names = {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
                 return [None if g is None else evaluate(g, {**bound, **names}) for g in spec.grads]
 
-            return evaluate(spec.forward, bound), grad_fn
+            return self._outputs(evaluate(spec.forward, bound)), grad_fn
 
         forward.__name__ = spec.name
         return gc.custom_gradient(forward)(*args)
+
+    def _outputs(self, value):
+        """A function's forward as tensors: a tuple from a multi-output op, else one tensor
+        (a constant forward, such as `3.0` or `[1.0, 2.0]`, included)."""
+        if isinstance(value, tuple):
+            return tuple(v if self.is_tensor(v) else self.constant(v) for v in value)
+        return value if self.is_tensor(value) else self.constant(value)
 
     def pass_through(self, fn, x):
         return gc.grad_pass_through(fn)(x)
