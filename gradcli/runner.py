@@ -79,27 +79,20 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
             num = numeric_grads[out][name] if numeric_grads else None
-            kind = _numeric_kind(experiment, name, numeric)
+            kind = program.numeric_kinds[out][name] if numeric else "skipped"  # what it did
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
             summary[out][name] = summarize(over, true[out][name], num, kind, experiment.seed)
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
+    result.warnings += program.warnings
     if experiment.train is not None:
         result.train = program.train(progress)
     if experiment.expect is not None:
         result.expect = check_expect(experiment.expect, result)
     result.conventions = list(program.conventions)  # complete only after gradients and training
     return result
-
-
-def _numeric_kind(experiment, name: str, numeric: bool) -> str:
-    if not numeric:
-        return "skipped"
-    spec = experiment.inputs.get(name)
-    size = spec.value.size if spec is not None else 0
-    return "directional" if size > MAX_PROBES else "full"
 
 
 def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:

@@ -7,9 +7,10 @@ import numpy as np
 
 from .. import core as gc
 from ..errors import GradcliError, SpecError
+from ..fd import probe_kind
 from ..opset import OPS
 from .interpret import Interpreter, spec_error
-from .program import Program, TrainRecord, small
+from .program import Program, TrainRecord, loss_value, note_loss_shape, small
 
 NAME = "numpy"
 
@@ -112,6 +113,11 @@ class NumpyProgram(Program):
             self.env = self.interpreter.build(self.leaves)
             self.override_matches = _matches_per_entry(builder.scopes)
             self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
+            # Training's gradients are graph nodes too: built now, while the spec's registered
+            # gradients are in the registry (they leave it when the build is done).
+            self._train_grads = self._build_train_gradients() if exp.train is not None else None
+        if exp.train is not None:
+            note_loss_shape(self, self.env[exp.train.loss].shape)
         self.value_names = [n for n in self.env if n not in exp.inputs
                             and isinstance(self.env[n], gc.Tensor)]
 
@@ -170,14 +176,27 @@ class NumpyProgram(Program):
                                          max_probes=max_probes, directions=directions,
                                          seed=exp.seed)
             result[out.name] = dict(zip(exp.wrt, grads))
+            self.numeric_kinds[out.name] = {n: probe_kind(x.size, max_probes)
+                                            for n, x in zip(exp.wrt, xs)}
         return result
+
+    def _build_train_gradients(self) -> list:
+        spec = self.experiment.train
+        variables = [t for t in self.leaves.values() if getattr(t, "trainable", False)]
+        try:
+            grads = gc.gradients([self.env[spec.loss]], variables)
+        except GradcliError as exc:
+            if isinstance(exc, SpecError):
+                raise
+            raise spec_error(self.expr_of(spec.loss), f"the gradient of the training loss "
+                                                       f"{spec.loss!r}: {exc}") from None
+        return _clipped(grads, spec.clip)
 
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:
         spec, env = self.experiment.train, self.env
         params = [(n, t) for n, t in self.leaves.items() if getattr(t, "trainable", False)]
         names, variables = [n for n, _ in params], [t for _, t in params]
-        grads = gc.gradients([env[spec.loss]], variables)
-        grads = _clipped(grads, spec.clip)
+        grads = self._train_grads
         optimizer = _optimizer(spec)
         live = [(n, g, v) for (n, v), g in zip(params, grads) if g is not None]
         pairs = [(g, v) for _, g, v in live]
@@ -185,7 +204,7 @@ class NumpyProgram(Program):
         record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
         keep = small(variables)
         for _ in progress(range(spec.steps), description="training"):
-            record.loss.append(float(loss_fn()[0]))
+            record.loss.append(loss_value(loss_fn()[0]))
             if keep:
                 record.gradients.append(dict(zip([n for n, _, _ in live],
                                                  gc.evaluate([g for g, _ in pairs]))))
@@ -194,7 +213,7 @@ class NumpyProgram(Program):
                 for n, v in params:
                     record.params[n].append(v.numpy())
         record.final = {n: v.numpy() for n, v in params}
-        record.final_loss = float(loss_fn()[0])
+        record.final_loss = loss_value(loss_fn()[0])
         return record
 
 
