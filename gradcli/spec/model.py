@@ -129,6 +129,7 @@ class ExpectSpec:
     train_loss: list | None
     rtol: float
     atol: float
+    finite: bool = False  # every value, gradient and trained parameter must be finite
 
 
 @record

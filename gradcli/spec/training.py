@@ -119,7 +119,8 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
     if node is None:
         return None
     expect = expect_map(node, "expect")
-    check_keys(expect, "expect", ("values", "gradients", "true_gradients", "train", "tolerance"))
+    check_keys(expect, "expect", ("values", "gradients", "true_gradients", "train", "tolerance",
+                                  "finite"))
     values = {}
     values_node = optional(expect, "values")
     if values_node is not None:
@@ -141,7 +142,9 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             rtol = expect_number(tol.get("rtol"), "expect.tolerance.rtol", minimum=0.0)
         if optional(tol, "atol") is not None:
             atol = expect_number(tol.get("atol"), "expect.tolerance.atol", minimum=0.0)
-    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol)
+    finite_node = optional(expect, "finite")
+    finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
+    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol, finite)
 
 
 def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:
