@@ -45,7 +45,8 @@ def birth(experiment, phase: str, tensor: str, value: str, born: str, op_type: s
 
 def train_error(experiment, exc: Exception, key: str):
     """A training failure that no expression caused, pointing at the spec's train block."""
-    return experiment.train.loc.error(str(exc), key=key)
+    spec = experiment.train
+    return spec.keys.get(key, spec.loc).error(str(exc), key=key)
 
 
 def optimizer_overflow(experiment, name: str, value: str, step: int) -> Nonfinite:

@@ -59,7 +59,8 @@ def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputS
     steps_node = optional(train, "steps")
     steps = (expect_int(steps_node, "train.steps", minimum=1, maximum=MAX_STEPS)
              if steps_node is not None else 1)
-    return TrainSpec(loss, optimizer, hyper, clip, steps, loc or train.mark.location())
+    keys = {sub("train", k): train.key_mark(k).location() for k in train.items}
+    return TrainSpec(loss, optimizer, hyper, clip, steps, loc or train.mark.location(), keys)
 
 
 def _optimizer(node: YNode | None) -> tuple[str, dict]:
