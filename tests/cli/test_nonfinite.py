@@ -74,14 +74,15 @@ def test_expect_finite_passes_on_a_finite_spec(tmp_path):
     assert result.exit_code == 0, result.output
 
 
-def test_training_names_the_first_nonfinite_step(tmp_path):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_training_names_the_first_nonfinite_step(tmp_path, backend):
     # w = 1 - 0.5 * 2 = 0 after one sgd step on loss = 2w... then log(w) = -inf at step 1.
     text = ("inputs:\n  w: 1.0\noutputs:\n  loss: log(w) + 2 * w\ntrain:\n  loss: loss\n"
             "  optimizer: {name: sgd, lr: 0.3333333333333333}\n  steps: 3\n")
     w = 1.0
     w -= (1 / w + 2) / 3     # step 0: gradient 1/w + 2 = 3 -> w = 0 exactly
     assert w == 0.0          # so step 1's loss is log(0) = -inf
-    result, path = run(tmp_path, text, "--format", "json")
+    result, path = run(tmp_path, text, "--format", "json", "--backend", backend)
     records = [r for r in json.loads(result.stdout)["nonfinite"] if r["pass"] == "train"]
     assert records and records[0]["step"] == 1 and records[0]["expr"] == "log(w)"
     assert records[0]["location"] == f"{path}:4:9"
@@ -121,3 +122,30 @@ def test_run_time_errors_point_into_the_spec_on_every_backend(tmp_path, backend,
     assert result.exit_code == 2
     assert f"{path}:{line}:{column}" in result.stderr.replace("\n", "")
     assert "Traceback" not in result.output + result.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_training_names_a_gradient_born_nonfinite(tmp_path, backend):
+    # loss = sqrt(w) at w = 0 is finite, but its gradient 0.5 / sqrt(0) is inf (numpy says so),
+    # so step 0's update is the first non-finite one, born in the gradient of sqrt(w).
+    with np.errstate(all="ignore"):
+        assert np.isposinf(0.5 / np.sqrt(0.0))
+    text = ("inputs:\n  w: 0.0\noutputs:\n  loss: 3 * sqrt(w)\ntrain:\n  loss: loss\n"
+            "  optimizer: {name: sgd, lr: 0.1}\n  steps: 2\n")
+    result, path = run(tmp_path, text, "--format", "json", "--backend", backend)
+    records = [r for r in json.loads(result.stdout)["nonfinite"] if r["pass"] == "train"]
+    assert len(records) == 1
+    assert (records[0]["step"], records[0]["tensor"]) == (0, "dloss/dw")
+    assert records[0]["expr"] == "sqrt(w)" and records[0]["location"] == f"{path}:4:13"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_registered_gradient_is_named_by_its_own_expression(tmp_path, backend):
+    # The override's gradient dy / x at x = 0 is 2 / 0 = inf; the forward and the true
+    # gradient (2 everywhere) are finite.
+    text = ("inputs:\n  x: [0.0, 1.0]\nregister:\n  Bad: dy / x\noverride_map:\n  identity: Bad\n"
+            "outputs:\n  y: sum(identity(x) * 2)\n")
+    result, path = run(tmp_path, text, "--format", "json", "--backend", backend)
+    records = json.loads(result.stdout)["nonfinite"]
+    assert [(r["pass"], r["op"], r["expr"], r["location"], r["born"]) for r in records] == [
+        ("overridden", "div", "dy / x", f"{path}:4:8", "Infinity")]
