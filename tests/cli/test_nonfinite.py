@@ -149,3 +149,11 @@ def test_a_registered_gradient_is_named_by_its_own_expression(tmp_path, backend)
     records = json.loads(result.stdout)["nonfinite"]
     assert [(r["pass"], r["op"], r["expr"], r["location"], r["born"]) for r in records] == [
         ("overridden", "div", "dy / x", f"{path}:4:8", "Infinity")]
+
+
+def test_expect_finite_takes_a_boolean(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text("inputs:\n  x: 1.0\noutputs:\n  y: x\nexpect:\n  finite: maybe\n")
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}:6:11: expect.finite" in result.stderr.replace("\n", "")
