@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import GradientError, GraphError
 from ..opset import OPS
 from .connectivity import Graph
-from .eager_nonfinite import checked_vjp
+from .eager_nonfinite import At, checked_vjp
 from .interpret import Interpreter
 from .kit import sum_to
 
@@ -81,7 +81,7 @@ class EagerBuilder:
             self.log.in_backward = True
 
     def origin(self, place):
-        return _At(self, place)
+        return At(self, place)
 
     # ----- Builder protocol -----
     def constant(self, value):
@@ -432,22 +432,6 @@ class EagerBuilder:
             mask.flat[0] = True
         return (kit.ops["where"](kit.constant(mask), x, kit.ops["zeros_like"](x)),
                 kit.constant(np.asarray(np.int64(0))))
-
-
-class _At:
-    """The builder's current place while the interpreter builds one sub-expression."""
-
-    __slots__ = ("builder", "place", "previous")
-
-    def __init__(self, builder, place) -> None:
-        self.builder, self.place = builder, place
-
-    def __enter__(self):
-        self.previous, self.builder.place = self.builder.place, self.place
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.builder.place = self.previous
 
 
 def _first_copy(kit):

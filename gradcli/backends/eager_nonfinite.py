@@ -13,6 +13,22 @@ import numpy as np
 from .program import birth, nonfinite_kind
 
 
+class At:
+    """A builder's current place while the interpreter builds one sub-expression."""
+
+    __slots__ = ("builder", "place", "previous")
+
+    def __init__(self, builder, place) -> None:
+        self.builder, self.place = builder, place
+
+    def __enter__(self):
+        self.previous, self.builder.place = self.builder.place, self.place
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.builder.place = self.previous
+
+
 class BirthLog:
     """What a checked build saw: per tensor, the earliest birth its non-finite value came from."""
 
