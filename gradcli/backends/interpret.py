@@ -28,6 +28,8 @@ class Builder(Protocol):
     def pass_through(self, fn: Callable, x) -> Any: ...
     def bind(self, names: tuple, value, env: Mapping) -> Any:
         """Called as each let and output is bound: a backend may swap in stopped copies."""
+    def origin(self, place) -> Any:
+        """A context manager: ops built inside come from `place` (a spec sub-expression)."""
 
 
 def spec_error(expr, message: str, node=None) -> SpecError:
@@ -45,7 +47,8 @@ class Interpreter:
         self.experiment = experiment
         self.builder = builder
         from ..spec import ast  # the spec package owns the node types
-        self.ast = ast
+        from ..spec.places import Place
+        self.ast, self.place = ast, Place
 
     def build(self, leaves: dict) -> dict:
         """Every let and output, in order, with override_map entries in force where scoped."""
@@ -88,7 +91,7 @@ class Interpreter:
         if isinstance(node, ast.ListExpr):
             items = [self._eval(i, expr, env) for i in node.items]
             if any(self.builder.is_tensor(i) for i in items):
-                return self.builder.ops["stack"]([self._tensor(i) for i in items])
+                return self._apply("stack", node, expr, [self._tensor(i) for i in items])
             return items
         if isinstance(node, ast.Call):
             return self._call(node, expr, env)
@@ -101,23 +104,25 @@ class Interpreter:
         name = node.func
         if name in self.experiment.functions:
             args = [self._tensor(self._eval(a, expr, env)) for a in node.args]
-            return self.builder.call_function(self.experiment.functions[name], args, self.evaluate)
+            return self._at(name, node, expr, self.builder.call_function,
+                            self.experiment.functions[name], args, self.evaluate)
         if name == "grad_pass_through":
             return self._pass_through(node, expr, env)
         kwargs = {k: v for k, v in node.kwargs}
         if name == "getitem":
             target = self._eval(node.args[0], expr, env)
-            return self.builder.ops["getitem"](self._tensor(target),
-                                               self._index(kwargs["index"], expr, env))
+            return self._apply("getitem", node, expr, self._tensor(target),
+                               self._index(kwargs["index"], expr, env))
         spec = OPS[name]
         if spec.variadic:  # concat, stack: their list literal is a list of tensors, not one tensor
-            return self._apply(name, node, expr, *self._variadic_args(spec, node, kwargs, expr, env))
+            args, kwargs = self._variadic_args(spec, node, kwargs, expr, env)
+            return self._apply(name, node, expr, *args, **kwargs)
         args = [self._eval(a, expr, env) for a in node.args]
         kwargs = {k: self._eval(v, expr, env) for k, v in kwargs.items()}
         if name == "dtype":
             return self.builder.dtype_name(self._tensor(args[0]))
         self._constants_for_tensor_params(spec, args)
-        return self._apply(name, node, expr, args, kwargs)
+        return self._apply(name, node, expr, *args, **kwargs)
 
     def _variadic_args(self, spec, node, kwargs: dict, expr, env) -> tuple[list, dict]:
         listed = spec.params[0]
@@ -130,9 +135,16 @@ class Interpreter:
         args = [[self._tensor(i) for i in items]] + [self._eval(a, expr, env) for a in nodes]
         return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
 
-    def _apply(self, name, node, expr, args: list, kwargs: dict):
+    def _apply(self, name, node, expr, *args, **kwargs):
+        return self._at(name, node, expr, self.builder.ops[name], *args, **kwargs)
+
+    def _at(self, name, node, expr, build, *args, **kwargs):
+        """build(*args, **kwargs), its ops marked as coming from this sub-expression; its
+        failure (any error but a SpecError, which already points into the spec) points here."""
+        place = self.place(expr, node)
         try:
-            return self.builder.ops[name](*args, **kwargs)
+            with self.builder.origin(place):
+                return build(*args, **kwargs)
         except SpecError:
             raise
         except Exception as exc:  # a backend's own error, worded for the spec's author
@@ -189,7 +201,7 @@ class Interpreter:
         def forward(x):
             return self._eval(body, expr, {**env, wrt: x})
 
-        return self.builder.pass_through(forward, env[wrt])
+        return self._at("grad_pass_through", node, expr, self.builder.pass_through, forward, env[wrt])
 
 
 def _names_in(node, ast) -> set[str]:

@@ -10,7 +10,17 @@ from ..errors import GradcliError, SpecError
 from ..fd import probe_kind
 from ..opset import OPS
 from .interpret import Interpreter, spec_error
-from .program import Program, TrainRecord, loss_value, note_loss_shape, small
+from .program import (
+    Program,
+    TrainRecord,
+    birth,
+    loss_value,
+    nonfinite_kind,
+    note_loss_shape,
+    optimizer_overflow,
+    small,
+    train_error,
+)
 
 NAME = "numpy"
 
@@ -83,6 +93,9 @@ class _Builder:
 
     def bind(self, names, value, env):
         return value
+
+    def origin(self, place):
+        return gc.origin(place)
 
 
 def _registered_rule(spec, interpreter: Interpreter):
@@ -190,7 +203,38 @@ class NumpyProgram(Program):
                 raise
             raise spec_error(self.expr_of(spec.loss), f"the gradient of the training loss "
                                                        f"{spec.loss!r}: {exc}") from None
-        return _clipped(grads, spec.clip)
+        try:
+            return _clipped(grads, spec.clip)
+        except GradcliError as exc:
+            raise train_error(self.experiment, exc, "train.clip") from None
+
+    def _train_nonfinite(self, step: int, loss: float, live: list, before: list):
+        """Where step's non-finite loss or update was born (checked only when one is)."""
+        exp, variables = self.experiment, [v for _, v in self.leaves.items()
+                                           if getattr(v, "trainable", False)]
+        bad = [(n, v) for n, _, v in live if nonfinite_kind(v._value)]
+        if np.isfinite(loss) and not bad:
+            return None
+        after = [v._value for v in variables]
+        for v, value in zip(variables, before):  # back to the values the step started from
+            v.assign(value)
+        try:
+            if not np.isfinite(loss):
+                return _first(_locate(exp, "train", [exp.train.loss],
+                                      [self.env[exp.train.loss]], step))
+            names = [f"d{exp.train.loss}/d{n}" for n, _, _ in live]
+            found = _first(_locate(exp, "train", names, [g for _, g, _ in live], step))
+            return found or optimizer_overflow(exp, bad[0][0], nonfinite_kind(bad[0][1]._value), step)
+        finally:
+            for v, value in zip(variables, after):
+                v.assign(value)
+
+    def locate_nonfinite(self, phase: str, tensors: list) -> list:
+        if phase == "forward":
+            return _locate(self.experiment, phase, tensors, [self.env[n] for n in tensors])
+        table = self._grads[phase]
+        return _locate(self.experiment, phase, [f"d{o}/d{i}" for o, i in tensors],
+                       [table[o][i] for o, i in tensors])
 
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:
         spec, env = self.experiment.train, self.env
@@ -203,18 +247,36 @@ class NumpyProgram(Program):
         loss_fn = gc.function([env[spec.loss]])
         record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
         keep = small(variables)
-        for _ in progress(range(spec.steps), description="training"):
+        for step in progress(range(spec.steps), description="training"):
             record.loss.append(loss_value(loss_fn()[0]))
             if keep:
                 record.gradients.append(dict(zip([n for n, _, _ in live],
                                                  gc.evaluate([g for g, _ in pairs]))))
+            before = [v._value for v in variables]
             optimizer.apply_gradients(pairs)
+            if record.nonfinite is None:
+                record.nonfinite = self._train_nonfinite(step, record.loss[-1], live, before)
             if keep:
                 for n, v in params:
                     record.params[n].append(v.numpy())
         record.final = {n: v.numpy() for n, v in params}
         record.final_loss = loss_value(loss_fn()[0])
         return record
+
+
+def _first(found: list):
+    return found[0] if found else None
+
+
+def _locate(experiment, phase: str, labels: list, tensors: list, step=None) -> list:
+    """Records of where each tensor's non-finite value was born, found by the core's checked walk."""
+    found = []
+    for label, hit in zip(labels, gc.find_nonfinite(tensors)):
+        if hit is not None:
+            leaf = hit.op.outputs[0].label if not hit.op.inputs else None
+            found.append(birth(experiment, phase, label, hit.value, hit.born, hit.op.type,
+                               hit.origin, leaf, step))
+    return found
 
 
 def _matches_per_entry(scopes) -> list:
