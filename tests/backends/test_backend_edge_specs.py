@@ -73,13 +73,13 @@ def test_max_with_argmax_of_a_0d_tensor_along_axis_minus_1_is_a_spec_error(backe
     assert "axis -1 is out of range for a tensor of shape ()" in exc.bare_message
 
 
-@pytest.mark.parametrize("bound, what", [("k", "2 values"), ("f", "1.0")])
+@pytest.mark.parametrize("bound, what", [("k", "2 values"), ("f", "1.5")])
 def test_a_slice_bound_must_be_one_integer(backend, bound, what):
     spec = f"""
 inputs:
   x: [1.0, 2.0, 3.0, 4.0]
   k: {{value: [1, 2], dtype: int64}}
-  f: {{value: 1.0, trainable: false}}
+  f: {{value: 1.5, trainable: false}}
 outputs:
   y: sum(x[1:{bound}])
 """
@@ -88,17 +88,18 @@ outputs:
     assert exc.bare_message == f"a slice bound must be one integer, got {what}"
 
 
-def test_a_0d_integer_tensor_is_a_slice_bound(backend):
+def test_a_0d_integer_tensor_or_a_whole_number_is_a_slice_bound(backend):
     spec = """
 inputs:
   x: [1.0, 2.0, 3.0, 4.0]
   k: {value: 1, dtype: int64}
   j: {value: 3, dtype: int32}
+  n: {value: 2.0, trainable: false}
 outputs:
-  y: sum(x[k:] * x[:j])
+  y: sum(x[k:] * x[:j]) + sum(x[:n])
 """
     result = runner.run(load(spec, "bound"), backend=backend)
     x = np.array([1.0, 2.0, 3.0, 4.0])
-    assert result.values["y"] == np.sum(x[1:] * x[:3])
+    assert result.values["y"] == np.sum(x[1:] * x[:3]) + np.sum(x[:2])
     np.testing.assert_array_equal(result.gradients["y"]["x"].overridden,
-                                  np.r_[x[1:], 0] + np.r_[0, x[:3]])
+                                  np.r_[x[1:], 0] + np.r_[0, x[:3]] + [1, 1, 0, 0])
