@@ -170,7 +170,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
         out = _file_console()
     outcomes = []
     for path in specs:
-        outcome = _attempt(path, lambda: runner.run(
+        outcome = _attempt(path, lambda path=path: runner.run(
             _load_one(path, overrides, strict, err), backend=backend, numeric=not no_numeric,
             progress=_progress(err, quiet)), err)
         outcomes.append(outcome)
@@ -288,7 +288,7 @@ def check(specs, overrides, strict) -> None:
     out, err = _consoles()
     codes = []
     for path in specs:
-        exp = _attempt(path, lambda: _load_one(path, overrides, strict, err), err)
+        exp = _attempt(path, lambda path=path: _load_one(path, overrides, strict, err), err)
         if isinstance(exp, Failure):
             codes.append(exp.exit_code)
         else:
