@@ -56,7 +56,8 @@ def reports_errors(command):
         except GradcliError as exc:
             if debug:
                 raise
-            err.print(_error_line(str(exc)), soft_wrap=True)
+            if str(exc):  # a closed pipe has nothing to say
+                err.print(_error_line(str(exc)), soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
         except KeyboardInterrupt:  # 130 as a shell reports SIGINT; 1 would mean "expect failed"
             err.print(Text("interrupted", style="bold red"))

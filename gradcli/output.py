@@ -10,6 +10,7 @@ root), a directory, and the spec being run.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -21,6 +22,13 @@ from .printable import printable
 
 class OutputError(GradcliError):
     """--output or stdout cannot take the output (exit code 2)."""
+
+
+class ClosedPipe(OutputError):
+    """stdout's reader went away (`gradcli run ... | head`): stop quietly, as a command
+    killed by SIGPIPE would (exit 128 + 13)."""
+
+    exit_code = 141
 
 
 def _fail(shown: str, why: str) -> OutputError:
@@ -161,4 +169,6 @@ def stdout_failed(exc: OSError) -> OutputError:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):  # no real file descriptor (tests)
         pass
+    if exc.errno == errno.EPIPE:
+        return ClosedPipe("")
     return OutputError(f"cannot write to standard output: {exc.strerror or exc}")
