@@ -185,7 +185,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
         else:
             outputs.write_file(target, text, output)
     if quiet and fmt == "table":
-        err.print(render.quiet_summary(results, len(outcomes) - len(results)))
+        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))))
     raise SystemExit(_worst(o.exit_code for o in outcomes))
 
 

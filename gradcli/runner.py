@@ -117,7 +117,8 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
         else:
             cosine = float(np.clip(np.dot(o, t) / (no * nt), -1.0, 1.0))
         diff = max_gap(o, t)
-        agree = float(np.mean(np.sign(o) == np.sign(t))) if o.size else 1.0
+        same_sign = (np.sign(o) == np.sign(t)) | (np.isnan(o) & np.isnan(t))  # NaN agrees with NaN
+        agree = float(np.mean(same_sign)) if o.size else 1.0
     summary = Summary(cosine, diff, no, nt, agree)
     if numeric is not None:
         reference = (directional_projection(true, DIRECTIONS, seed) if numeric_kind == "directional"

@@ -60,6 +60,7 @@ def test_float32_allowance_ignores_infinite_gradients():
 def test_summary_max_abs_diff_follows_the_same_rules():
     s = runner.summarize([INF, NAN, 2.0], [INF, NAN, 2.0], [INF, NAN, 2.0], "full", 0)
     assert s.max_abs_diff == 0.0 and s.numeric_max_abs_diff == 0.0
+    assert s.sign_agreement == 1.0
     s = runner.summarize([NAN, 2.0], [1.0, 2.0], [1.0, 2.0], "full", 0)
     assert math.isnan(s.max_abs_diff)
     assert s.numeric_max_abs_diff == 0.0

@@ -102,6 +102,7 @@ def test_a_new_file_gets_the_umask_mode_and_a_replaced_file_keeps_its_mode(tmp_p
     ("/proc/gradcli-out.json", "cannot create files in /proc"),
     ("{tmp}", "is a directory"),
     ("{tmp}/file.txt/out.json", "Not a directory"),
+    ("/dev/full", "cannot write: No space left on device"),
 ])
 def test_unwritable_targets_are_clear_errors(tmp_path, target, phrase):
     (tmp_path / "file.txt").write_text("x")
