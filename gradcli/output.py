@@ -40,9 +40,6 @@ def prepare(path_text: str, specs=()) -> Path:
     if not path_text:
         raise _fail(path_text, "the file name is empty")
     target = Path(os.path.realpath(path_text))
-    for spec in specs:
-        if os.path.realpath(spec) == str(target):
-            raise _fail(path_text, f"is the spec being run ({printable(spec)}); pick another file")
     try:
         info = os.stat(target)
     except FileNotFoundError:
@@ -50,6 +47,9 @@ def prepare(path_text: str, specs=()) -> Path:
         return target
     except OSError as exc:
         raise _fail(path_text, exc.strerror or str(exc)) from None
+    for spec in specs:  # by inode: a symlink or a hard link to the spec is the spec
+        if os.path.samestat(info, os.stat(spec)):
+            raise _fail(path_text, f"is the spec being run ({printable(spec)}); pick another file")
     if stat.S_ISDIR(info.st_mode):
         raise _fail(path_text, "is a directory")
     if stat.S_ISREG(info.st_mode):

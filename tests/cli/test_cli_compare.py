@@ -5,6 +5,7 @@ so the oracle is the arithmetic in each test, not another backend.
 """
 import json
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -145,3 +146,11 @@ def test_compare_cli_carries_training_and_fails_on_it(tmp_path):
                                env={"NO_COLOR": "1", "COLUMNS": "160"})
     assert table.exit_code == 1 and "training side by side" in table.stdout
     assert "params.w" in table.stdout and "DIFFERS" in table.stdout
+
+
+@pytest.mark.parametrize("tolerance", ["nan", "-1"])
+def test_a_tolerance_no_difference_could_meet_is_refused(tolerance):
+    ste = str(Path(__file__).parents[2] / "experiments" / "ste_sign_quantize_grad.yaml")
+    result = CliRunner().invoke(cli, ["compare", ste, ste, "--tolerance", tolerance])
+    assert result.exit_code == 2
+    assert f"--tolerance must be a number >= 0, not {tolerance.replace('-1', '-1.0')}" in result.stderr

@@ -73,9 +73,10 @@ def test_a_read_only_file_is_refused_even_for_root(tmp_path):
 def test_the_spec_being_run_is_never_the_output(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(Path(STE).read_text())
-    link = tmp_path / "alias.yaml"
+    link, hard = tmp_path / "alias.yaml", tmp_path / "hard.yaml"
     link.symlink_to(spec)
-    for target in (spec, link):
+    os.link(spec, hard)
+    for target in (spec, link, hard):
         result = CliRunner().invoke(cli, ["run", str(spec), "--format", "json", "--output", str(target)])
         assert_clear_error(result, "is the spec being run")
     assert spec.read_text() == Path(STE).read_text()
