@@ -21,6 +21,7 @@ from . import __version__, render, runner
 from . import output as outputs
 from .errors import GradcliError, SpecError
 from .printable import printable, printable_lines
+from .record import record
 
 FORMATS = ("table", "json", "markdown", "csv")
 
@@ -33,8 +34,6 @@ def _consoles(quiet: bool = False) -> tuple[Console, Console]:
 
 def _file_console() -> Console:
     """A console that renders the tables as plain text (no ANSI codes) for --output."""
-    import io
-
     return Console(file=io.StringIO(), color_system=None, force_terminal=False, highlight=False,
                    emoji=False)
 
@@ -73,18 +72,20 @@ def reports_errors(command):
     return click.option("--debug", is_flag=True, help="Show Python tracebacks (for bug reports).")(wrapper)
 
 
-def _internal_error(exc: Exception) -> Text:
+def _internal_error(exc: Exception, where: str = "") -> Text:
     return Text.assemble(("internal error: ", "bold red"),
-                         printable_lines(f"{type(exc).__name__}: {exc}\n"
+                         printable_lines(f"{where}{type(exc).__name__}: {exc}\n"
                                          "run again with --debug for the traceback, and please "
                                          "report it"))
 
 
+@record
 class Failure:
     """A spec that could not be loaded or run: what to say, and its exit code."""
 
-    def __init__(self, path, message: str, exit_code: int) -> None:
-        self.path, self.message, self.exit_code = path, message, exit_code
+    path: object
+    message: str
+    exit_code: int
 
 
 def _attempt(path, work, err: Console):
@@ -101,8 +102,8 @@ def _attempt(path, work, err: Console):
         if isinstance(exc, GradcliError):
             err.print(_error_line(message), soft_wrap=True)
             return Failure(path, message, exc.exit_code)
-        err.print(_internal_error(exc), soft_wrap=True)
-        return Failure(path, f"internal error: {type(exc).__name__}: {exc}", 2)
+        err.print(_internal_error(exc, f"{path}: "), soft_wrap=True)
+        return Failure(path, f"internal error: {path}: {type(exc).__name__}: {exc}", 2)
 
 
 def _worst(codes) -> int:
@@ -167,8 +168,9 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
     """
     target = None if output is None else outputs.prepare(output, specs)
     out, err = _consoles(quiet=quiet and fmt == "table")
-    if fmt == "table" and target is not None:
-        out = _file_console()
+    tables_file = _file_console() if fmt == "table" and target is not None else None
+    if tables_file is not None:
+        out = tables_file
     outcomes = []
     for path in specs:
         outcome = _attempt(path, lambda path=path: runner.run(
@@ -178,7 +180,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
         if fmt == "table":
             _show_table(outcome, out, err, quiet, to_file=target is not None)
     results = [o for o in outcomes if not isinstance(o, Failure)]
-    text = _formatted(fmt, outcomes, out) if results else None
+    text = _formatted(fmt, outcomes, tables_file) if results else None
     if text is not None:
         if target is None:
             outputs.write_stdout(text)
@@ -201,8 +203,8 @@ def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool)
             out.print(part)
 
 
-def _formatted(fmt: str, outcomes: list, out: Console) -> str | None:
-    """The whole output of a run in a tool format (or the tables written for --output)."""
+def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | None:
+    """The whole output of a run in a tool format, or the tables rendered for --output."""
     if fmt == "json":
         return render.json_text([render.error_doc(o.path, o.message, o.exit_code)
                                  if isinstance(o, Failure) else o for o in outcomes]) + "\n"
@@ -211,7 +213,7 @@ def _formatted(fmt: str, outcomes: list, out: Console) -> str | None:
                          else render.to_markdown(o) for o in outcomes)
     if fmt == "csv":
         return render.to_csv([o for o in outcomes if not isinstance(o, Failure)])
-    return out.file.getvalue() if isinstance(out.file, io.StringIO) else None
+    return None if tables_file is None else tables_file.file.getvalue()
 
 
 @cli.command()
@@ -247,21 +249,11 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
     rows, gradients_ok = runner.compare(results, tolerance, labels)
     train_rows, training_ok = runner.compare_training(results, tolerance, rows)
     ok = gradients_ok and training_ok
+    from . import render_compare as layout
+
     if fmt == "json":
-        import json
-
-        doc = {"runs": labels, "tolerance": tolerance, "within_tolerance": ok,
-               "rows": [{"output": r.output, "input": r.input,
-                         "overridden": render.jsonable(r.overridden), "true": render.jsonable(r.true),
-                         "max_diff": render.jsonable(r.max_diff), "within": r.within,
-                         "notes": r.notes} for r in rows],
-               "train": [{"quantity": r.quantity, "values": render.jsonable(r.values),
-                          "max_diff": render.jsonable(r.max_diff), "within": r.within,
-                          "notes": r.notes} for r in train_rows]}
-        outputs.write_stdout(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+        outputs.write_stdout(layout.comparison_json(labels, tolerance, ok, rows, train_rows) + "\n")
     else:
-        from . import render_compare as layout
-
         out.print(layout.comparison_table(labels, rows, tolerance))
         for part in (layout.training_comparison_table(labels, train_rows, tolerance),
                      layout.convention_notes(labels, results, rows),

@@ -9,7 +9,21 @@ from rich.table import Table
 from rich.text import Text
 
 from .printable import printable
-from .render import ELEMENTWISE_LIMIT, _brief, _table, number_text, spec_text
+from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
+
+
+def comparison_json(labels: list[str], tolerance: float | None, ok: bool, rows, train_rows) -> str:
+    """compare --format json: the runs, each gradient row and each training quantity."""
+    import json
+
+    doc = {"runs": labels, "tolerance": tolerance, "within_tolerance": ok,
+           "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
+                     "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
+                     "notes": r.notes} for r in rows],
+           "train": [{"quantity": r.quantity, "values": jsonable(r.values),
+                      "max_diff": jsonable(r.max_diff), "within": r.within, "notes": r.notes}
+                     for r in train_rows]}
+    return json.dumps(doc, indent=2, allow_nan=False)
 
 
 def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
