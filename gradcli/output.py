@@ -79,8 +79,10 @@ def _check_can_create(shown: str, target: Path) -> None:
     except OSError as exc:
         raise _fail(shown, f"cannot create files in {printable(folder)}: "
                            f"{exc.strerror or exc}") from None
-    os.close(fd)
-    os.unlink(probe)
+    try:
+        os.close(fd)
+    finally:  # even on Ctrl-C: the probe must not stay behind
+        os.unlink(probe)
 
 
 def write_file(target: Path, text: str, shown: str) -> None:
