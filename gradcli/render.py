@@ -99,7 +99,7 @@ def json_text(results) -> str:
 def _table(title: str) -> Table:
     # Wide enough for its title: rich would otherwise wrap it to the columns' width.
     title = printable(title)
-    return Table(title=Text(title), title_justify="left", min_width=len(title) + 2)
+    return Table(title=Text(title, style="table.title"), title_justify="left", min_width=len(title) + 2)
 
 
 def header(result) -> Panel:

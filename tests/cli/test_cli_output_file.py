@@ -138,3 +138,13 @@ def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     assert stdout == ""
     assert target.read_text() == "before"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml", "out.json"]
+
+
+def test_a_closed_pipe_ends_quietly_like_sigpipe(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "gradcli", "run", STE, "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, env=ENV)
+    proc.stdout.close()  # the reader is gone before gradcli writes (`gradcli run ... | head -0`)
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 141, stderr
+    assert stderr == ""
