@@ -120,6 +120,17 @@ def test_stdout_on_a_full_disk_is_a_clear_error(tmp_path):
         assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
 
 
+def wait_until_loading_specs(proc, timeout=60):
+    """Until PyYAML's C parser is mapped into proc: gradcli imports it only to load a spec,
+    so the command is running and its Ctrl-C handling is in place (a loaded machine may
+    take seconds to import before that)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if "_yaml" in Path(f"/proc/{proc.pid}/maps").read_text():
+            return
+        time.sleep(0.05)
+
+
 def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     spec = tmp_path / "long.yaml"
     spec.write_text("inputs:\n  w: {normal: [0, 1], shape: [10000]}\noutputs:\n  loss: sum(w * w)\n"
@@ -129,7 +140,8 @@ def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", "run", str(spec), "--format", "json",
                              "--output", str(target)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=ENV)
-    time.sleep(4)  # imports done, training under way
+    wait_until_loading_specs(proc)
+    time.sleep(1)  # training under way (it would take far longer than this)
     assert proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
