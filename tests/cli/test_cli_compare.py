@@ -101,6 +101,20 @@ def test_training_losses_and_final_parameters_are_compared_under_the_tolerance()
     assert ok is True and all(r.max_diff == 0.0 for r in same)
 
 
+def test_a_convention_that_excuses_the_loss_gradient_excuses_training():
+    from gradcli.backends.program import Convention
+
+    a = made("a", [1.0], train=trained([3.0], [0.5]))
+    b = made("b", [1.5], train=trained([3.0], [0.75]))
+    b.conventions = [Convention("max", "b splits tied gradients", "y", "x")]
+    rows, ok = runner.compare([a, b], 1e-6)
+    assert ok is True and rows[0].within is False  # noted, not failed
+    train_rows, ok = runner.compare_training([a, b], 1e-6, rows)
+    assert ok is True
+    by = {r.quantity: r for r in train_rows}
+    assert by["params.w"].notes == ["b: b splits tied gradients"] and by["loss"].notes == []
+
+
 def test_training_on_only_one_side_differs():
     a = made("a", [1.0], train=trained([3.0], [0.5]))
     _, ok = runner.compare_training([a, made("b", [1.0])], 1.0, [])
