@@ -17,17 +17,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import GraphError
 
-def tf_hyper(value: float) -> float:
+
+def tf_hyper(value: float, name: str) -> float:
     """A Python-float hyper-parameter as tf.train applies it: rounded through float32."""
-    return float(np.float32(value))
+    with np.errstate(over="ignore"):
+        rounded = np.float32(value)
+    if np.isinf(rounded) and not np.isinf(value):
+        raise GraphError(f"{name}={value:g} is beyond float32's range (max "
+                         f"{np.finfo(np.float32).max:.7g}): tf.train turns Python-float "
+                         "hyper-parameters into float32 tensors")
+    return float(rounded)
 
 
 class SGDRule:
     """ApplyGradientDescent: var -= grad * lr."""
 
     def __init__(self, learning_rate: float) -> None:
-        self.lr = tf_hyper(learning_rate)
+        self.lr = tf_hyper(learning_rate, "learning_rate")
 
     def update(self, value, grad, slots: dict, dtype: str, ops):
         return value - grad * self.lr
@@ -41,7 +49,7 @@ class MomentumRule:
     (Nesterov: var -= grad * lr + accum * momentum * lr)."""
 
     def __init__(self, learning_rate: float, momentum: float, use_nesterov: bool) -> None:
-        self.lr, self.momentum = tf_hyper(learning_rate), tf_hyper(momentum)
+        self.lr, self.momentum = tf_hyper(learning_rate, "learning_rate"), tf_hyper(momentum, "momentum")
         self.use_nesterov = bool(use_nesterov)
 
     def update(self, value, grad, slots: dict, dtype: str, ops):
@@ -62,8 +70,8 @@ class AdamRule:
     (epsilon on the uncorrected sqrt(v), as TensorFlow 1 has it)."""
 
     def __init__(self, learning_rate: float, beta1: float, beta2: float, epsilon: float) -> None:
-        self.lr, self.beta1 = tf_hyper(learning_rate), tf_hyper(beta1)
-        self.beta2, self.epsilon = tf_hyper(beta2), tf_hyper(epsilon)
+        self.lr, self.epsilon = tf_hyper(learning_rate, "learning_rate"), tf_hyper(epsilon, "epsilon")
+        self.beta1, self.beta2 = tf_hyper(beta1, "beta1"), tf_hyper(beta2, "beta2")
         # AdamOptimizer's beta1_power / beta2_power: float32 variables, whatever the var dtype
         self.beta1_power, self.beta2_power = np.float32(beta1), np.float32(beta2)
         self._scalars: dict[str, tuple] = {}  # dtype -> this step's (lr_t, 1 - beta1, 1 - beta2)
@@ -89,7 +97,8 @@ class AdamRule:
         """lr_t, 1 - beta1 and 1 - beta2 computed in dtype's precision, as the kernel does."""
         kind = np.dtype(dtype).type
         one, b1p, b2p = kind(1), kind(self.beta1_power), kind(self.beta2_power)
-        lr_t = kind(self.lr) * np.sqrt(one - b2p) / (one - b1p)
+        with np.errstate(all="ignore"):  # beta1 = 0.99999999 is 1 in float32: lr_t is inf, as in TF
+            lr_t = kind(self.lr) * np.sqrt(one - b2p) / (one - b1p)
         return float(lr_t), float(one - kind(self.beta1)), float(one - kind(self.beta2))
 
 

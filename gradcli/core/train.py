@@ -51,10 +51,11 @@ class Optimizer:
                                 "(is the loss connected to the variables?)")
         values = compile_schedule([g for g, _ in pairs]).run()
         self.iterations += 1
-        for grad, (_, var) in zip(values, pairs):
-            slots = self._slots.setdefault(var.uid, {})
-            var.assign(self._rule.update(var._value, grad, slots, var.dtype.name, np))
-        self._rule.finish_step()
+        with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
+            for grad, (_, var) in zip(values, pairs):
+                slots = self._slots.setdefault(var.uid, {})
+                var.assign(self._rule.update(var._value, grad, slots, var.dtype.name, np))
+            self._rule.finish_step()
 
     def minimize(self, loss: Tensor, var_list=None) -> None:
         """compute_gradients then apply_gradients: one training step.

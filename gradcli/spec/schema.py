@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gradcli.opset import BUILTIN_GRADIENTS, DTYPES, OPS
 from gradcli.spec.build import BACKENDS, SPEC_DTYPES, UNCONNECTED
-from gradcli.spec.training import OPTIMIZERS
+from gradcli.spec.training import FLOAT32_MAX, OPTIMIZERS
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -97,13 +97,14 @@ def _override_map() -> dict:
 
 
 def _train() -> dict:
-    hyper = {"lr": _number("learning rate (required)", exclusiveMinimum=0),
+    hyper = {"lr": _number("learning rate (required; rounded through float32, as tf.train does)",
+                           exclusiveMinimum=0, maximum=FLOAT32_MAX),
              "momentum": _number("momentum (default 0.9)", minimum=0, exclusiveMaximum=1),
              "nesterov": _d("Nesterov momentum (default false)", type="boolean"),
              "beta1": _number("Adam beta1 (default 0.9)", minimum=0, exclusiveMaximum=1),
              "beta2": _number("Adam beta2 (default 0.999)", minimum=0, exclusiveMaximum=1),
              "epsilon": _number("Adam epsilon (default 1e-8, as tf.train.AdamOptimizer)",
-                                exclusiveMinimum=0)}
+                                exclusiveMinimum=0, maximum=FLOAT32_MAX)}
     optimizer = _d("the optimizer and its hyper-parameters", type="object",
                    additionalProperties=False, required=["name", "lr"],
                    properties={"name": _d("the optimizer", enum=list(OPTIMIZERS)), **hyper})

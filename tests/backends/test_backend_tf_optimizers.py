@@ -12,6 +12,7 @@ from backend_helpers import load
 
 import gradcli as gc
 from gradcli import runner
+from gradcli.errors import GradcliError
 
 W0, B0, STEPS = [1.0, -2.0, 3.0], 0.5, 5
 # Both float64 and float32 to a few ulps: the float64 bound fails when a hyper-parameter is
@@ -156,3 +157,23 @@ outputs: {loss: w * x * x}
 train: {loss: loss, optimizer: {name: sgd, lr: 0.1}, clip: {norm: 5}}
 """, "sgd-step"))
     assert (result.train.final["w"], result.train.final["x"]) == (1.4999999925494194, 2.4999999925494194)
+
+
+def test_a_learning_rate_beyond_float32_is_refused_as_tf_train_refuses_it():
+    w = tf.Variable(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="out of range"):
+        tf.compat.v1.train.GradientDescentOptimizer(1e39).apply_gradients(
+            [(tf.constant([1.0, 0.0], tf.float64), w)])
+    with pytest.raises(GradcliError, match=r"learning_rate=1e\+39 is beyond float32's range"):
+        gc.train.GradientDescentOptimizer(1e39)
+
+
+def test_an_epsilon_below_float32_becomes_zero_as_in_tf():
+    # 1e-50 is 0 in float32: a zero gradient's Adam step is 0 / (sqrt(0) + 0) = NaN in TF too
+    w = tf.Variable(np.array([1.0, 2.0]))
+    tf.compat.v1.train.AdamOptimizer(0.1, epsilon=1e-50).apply_gradients(
+        [(tf.constant([1.0, 0.0], tf.float64), w)])
+    v = gc.variable([1.0, 2.0])
+    gc.train.AdamOptimizer(0.1, epsilon=1e-50).apply_gradients([(gc.constant([1.0, 0.0]), v)])
+    np.testing.assert_array_equal(v.numpy(), w.numpy())
+    assert np.isnan(v.numpy()[1])
