@@ -3,8 +3,9 @@
 The gradients come from the framework (overridden, as training uses them);
 clipping and the optimizer steps are TensorFlow's formulas (the optimizers'
 are gradcli.core.tf_updates, shared with the numpy core) applied with the
-framework's own ops, so every backend trains to TensorFlow's numbers. Where the framework's own optimizer or clipping would
-differ, the program gets a Convention note with the size of the difference.
+framework's own ops, so every backend trains to TensorFlow's numbers. Where
+the framework's own optimizer or clipping would differ, the program gets a
+Convention note with the size of the difference.
 """
 from __future__ import annotations
 

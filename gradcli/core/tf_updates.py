@@ -10,8 +10,8 @@ op for op in the kernels' order, so float64 and float32 variables get TensorFlow
 
 A rule's `update(value, grad, slots, dtype, ops)` works on whatever supports + - * / with
 Python floats: `ops` gives `sqrt` and `zeros_like` for those arrays, `dtype` is the variable's
-dtype name. Every scalar a rule hands to the arrays is a Python float that the variable's
-dtype holds exactly, so numpy, torch, jax and TensorFlow all multiply by the same number.
+numpy dtype or its name. Every scalar a rule hands to the arrays is a Python float that the
+variable's dtype holds exactly, so numpy, torch, jax and TensorFlow multiply by the same number.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class SGDRule:
     def __init__(self, learning_rate: float) -> None:
         self.lr = tf_hyper(learning_rate, "learning_rate")
 
-    def update(self, value, grad, slots: dict, dtype: str, ops):
+    def update(self, value, grad, slots: dict, dtype, ops):
         return value - grad * self.lr
 
     def finish_step(self) -> None:
@@ -52,7 +52,7 @@ class MomentumRule:
         self.lr, self.momentum = tf_hyper(learning_rate, "learning_rate"), tf_hyper(momentum, "momentum")
         self.use_nesterov = bool(use_nesterov)
 
-    def update(self, value, grad, slots: dict, dtype: str, ops):
+    def update(self, value, grad, slots: dict, dtype, ops):
         accum = slots.get("accum")
         accum = (ops.zeros_like(value) if accum is None else accum) * self.momentum + grad
         slots["accum"] = accum
@@ -74,9 +74,9 @@ class AdamRule:
         self.beta1, self.beta2 = tf_hyper(beta1, "beta1"), tf_hyper(beta2, "beta2")
         # AdamOptimizer's beta1_power / beta2_power: float32 variables, whatever the var dtype
         self.beta1_power, self.beta2_power = np.float32(beta1), np.float32(beta2)
-        self._scalars: dict[str, tuple] = {}  # dtype -> this step's (lr_t, 1 - beta1, 1 - beta2)
+        self._scalars: dict = {}  # dtype -> this step's (lr_t, 1 - beta1, 1 - beta2)
 
-    def update(self, value, grad, slots: dict, dtype: str, ops):
+    def update(self, value, grad, slots: dict, dtype, ops):
         lr_t, c1, c2 = self._scalars.get(dtype) or self._scalars.setdefault(
             dtype, self._step_scalars(dtype))
         m, v = slots.get("m"), slots.get("v")
@@ -93,7 +93,7 @@ class AdamRule:
         self.beta2_power = self.beta2_power * np.float32(self.beta2)
         self._scalars.clear()
 
-    def _step_scalars(self, dtype: str) -> tuple[float, float, float]:
+    def _step_scalars(self, dtype) -> tuple[float, float, float]:
         """lr_t, 1 - beta1 and 1 - beta2 computed in dtype's precision, as the kernel does."""
         kind = np.dtype(dtype).type
         one, b1p, b2p = kind(1), kind(self.beta1_power), kind(self.beta2_power)

@@ -54,7 +54,7 @@ class Optimizer:
         with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
             for grad, (_, var) in zip(values, pairs):
                 slots = self._slots.setdefault(var.uid, {})
-                var.assign(self._rule.update(var._value, grad, slots, var.dtype.name, np))
+                var.assign(self._rule.update(var._value, grad, slots, var.dtype, np))
             self._rule.finish_step()
 
     def minimize(self, loss: Tensor, var_list=None) -> None:
