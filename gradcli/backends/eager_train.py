@@ -84,9 +84,10 @@ def clip(kit, grads: list, spec) -> list:
 
 
 def clip_by_norm(kit, t, clip_norm):
-    """t * clip_norm / max(l2norm(t), clip_norm), with TensorFlow's two-tap where at zero."""
+    """t * clip_norm / max(l2norm(t), clip_norm), with TensorFlow's two-tap where at zero and its
+    clamp of a negative clip_norm to 0."""
     ops = kit.ops
-    c = _const(kit, clip_norm, t)
+    c = _const(kit, 0 if clip_norm <= 0 else clip_norm, t)
     l2sum = ops["sum"](ops["mul"](t, t), axis=None, keepdims=True)
     pred = ops["greater"](l2sum, _const(kit, 0, t))
     l2sum_safe = ops["where"](pred, l2sum, ops["ones_like"](l2sum))
