@@ -125,3 +125,26 @@ def test_train_clip_of_zero_and_infinite_gradients_is_tensorflows(framework):
 
 def yaml_floats(text: str) -> list[float]:
     return [float(v.replace(".inf", "inf").replace(".nan", "nan")) for v in text.strip("[]").split(",")]
+
+
+EDGE_SPECS = {
+    "abs_at_zero": ("inputs:\n  x: [-1.0, 0.0, -0.0, 2.0]\noutputs:\n  y: sum(abs(x) * x)\n"),
+    "nan_inputs": ("inputs:\n  x: [.nan, 1.0, -1.0]\n  u: [0.5, .nan, 2.0]\noutputs:\n"
+                   "  y: sum(abs(x) + relu(x) + sign(x) * u + maximum(x, u) + minimum(x, u))\n"),
+    "pow_at_zero": ("inputs:\n  x: [0.0, .nan, -2.0, 3.0]\n  p: [0.0, 0.0, 2.0, -1.0]\noutputs:\n"
+                    "  y: sum(x ** p)\n"),
+    "reciprocal_masked": ("inputs:\n  x: [0.0, .nan, 4.0]\noutputs:\n"
+                          "  y: sum(where(x > 0, reciprocal(x), 0.0))\n"),
+}
+
+
+def test_every_edge_difference_in_compare_comes_with_a_note(framework):
+    # the tensorflow backend has TensorFlow's numbers: no difference from the core at all
+    for name, text in EDGE_SPECS.items():
+        reference = runner.run(load(text, name), backend="numpy", numeric=False)
+        result = runner.run(load(text, name), backend=framework, numeric=False)
+        rows, ok = runner.compare([reference, result], tolerance=1e-12)
+        unexplained = [(r.output, r.input, r.overridden) for r in rows if not (r.within or r.notes)]
+        assert ok and not unexplained, f"{name} on {framework}: {unexplained}"
+        if framework == "tensorflow":
+            assert all(r.within for r in rows), f"{name}: {[(r.input, r.overridden) for r in rows]}"
