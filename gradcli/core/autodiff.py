@@ -15,7 +15,7 @@ from ..errors import GradientError, UnconnectedGradientError
 from . import ops_array as A
 from . import ops_math as M
 from .evaluate import collector_paused
-from .graph import Op, Tensor, walk_ops
+from .graph import ORIGIN, Op, Tensor, walk_ops
 from .registry import lookup
 
 UNCONNECTED = ("none", "zero", "error")
@@ -78,18 +78,14 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
             partials.setdefault(y.uid, []).append(_seed(y, gy))
 
     done: dict[int, Tensor] = {}
-    for op in reversed(relevant):
-        out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
-        # A stopped output passes nothing back, even when its op is reached by another output.
-        out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
-        if all(g is None for g in out_grads):
-            continue
-        out_grads = [_zeros(t) if g is None and t.differentiable else g
-                     for t, g in zip(op.outputs, out_grads)]
-        name = op.type if true else (op.override or op.type)
-        for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
-            if g is not None and t.uid in reaching:
-                partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name))
+    outer = ORIGIN.current
+    try:
+        for op in reversed(relevant):
+            # The gradient ops of an op carry its origin: a NaN born there names the forward op.
+            ORIGIN.current = op.origin if op.origin is not None else outer
+            _backward_through(op, partials, wanted, done, stops, reaching, true)
+    finally:
+        ORIGIN.current = outer
 
     # The true gradient of a y whose value depends on x only through comparisons, casts from
     # bool or other piecewise-constant steps is zero, not missing (numeric differences agree).
@@ -111,6 +107,22 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
         if any(t.uid in used for t in op.outputs):
             used.update(t.uid for t in op.inputs[op.attrs.get("value_from", 0):])
     return used
+
+
+def _backward_through(op: Op, partials: dict, wanted: set, done: dict, stops: set,
+                      reaching: set, true: bool) -> None:
+    """Apply op's gradient rule to its summed upstream gradients; add what reaches its inputs."""
+    out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
+    # A stopped output passes nothing back, even when its op is reached by another output.
+    out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
+    if all(g is None for g in out_grads):
+        return
+    out_grads = [_zeros(t) if g is None and t.differentiable else g
+                 for t, g in zip(op.outputs, out_grads)]
+    name = op.type if true else (op.override or op.type)
+    for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
+        if g is not None and t.uid in reaching:
+            partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name))
 
 
 def _seed(y: Tensor, gy) -> Tensor:
