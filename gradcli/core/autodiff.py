@@ -30,7 +30,7 @@ def true_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gradie
     """The same, with every gradient-altering construct replaced by its forward's derivative.
 
     An x that the ys' values depend on only through ops without a derivative (comparisons,
-    casts from bool, argmax) gets zeros, not None: connected, with derivative 0 almost
+    casts from bool, max_with_argmax's index) gets zeros, not None: connected, with derivative 0 almost
     everywhere, as for sign and round. gc.gradients keeps TensorFlow's None there.
     """
     return _gradients(ys, xs, grad_ys, stop_gradients, unconnected_gradients, true=True)

@@ -188,7 +188,8 @@ def _reciprocal_grad(y, g):
 
 def _zero_where_no_upstream(grad, g):
     if isinstance(grad, np.ndarray):  # a fresh array: safe to write into
-        grad[np.broadcast_to(g == 0, grad.shape)] = 0
+        if not np.all(g):  # one quick pass; the mask only where some upstream is zero
+            np.copyto(grad, 0, where=np.broadcast_to(g == 0, grad.shape))
         return grad
     return grad.dtype.type(0) if g == 0 else grad
 
