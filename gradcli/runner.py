@@ -283,5 +283,5 @@ def _max_diff(a, b) -> float | None:
         return math.inf
     with np.errstate(all="ignore"):
         gap = np.abs(a - b)
-    both_nan = np.isnan(a) & np.isnan(b)
-    return float(np.max(np.where(both_nan, 0.0, gap))) if gap.size else 0.0
+    same = (a == b) | (np.isnan(a) & np.isnan(b))  # equal infinities too (inf - inf is NaN)
+    return float(np.max(np.where(same, 0.0, gap))) if gap.size else 0.0

@@ -33,6 +33,14 @@ def _edge_notes() -> dict:
     notes["relu"] = edge_note("torch", "relu", "at x NaN", "dy", "0", lambda x, literal: np.isnan(x))
     notes["sign"] = edge_note("torch", "sign", "at x NaN", "0 and its value 0 too (torch.sign(NaN) "
                               "is 0)", "0 with the value NaN", lambda x, literal: np.isnan(x))
+    notes["logsumexp"] = edge_note(
+        "torch", "logsumexp", "of entries beyond 1e4 in size", "exp(x - logsumexp(x)), which loses "
+        "the log of the sum to rounding (1 instead of 1/2 at [1e17, 1e17])",
+        "exp(x - max) / sum(exp(x - max))", lambda x, literal: np.abs(x[np.isfinite(x)]) > 1e4)
+    notes["prod"] = edge_note(
+        "torch", "prod", "with an inf or NaN entry or an overflowing product", "NaN in more places",
+        "the product of the other entries", lambda x, literal: ~np.isfinite(x).all()
+        | ~np.isfinite(np.prod(x)))
     return notes
 
 

@@ -148,3 +148,6 @@ def test_every_edge_difference_in_compare_comes_with_a_note(framework):
         assert ok and not unexplained, f"{name} on {framework}: {unexplained}"
         if framework == "tensorflow":
             assert all(r.within for r in rows), f"{name}: {[(r.input, r.overridden) for r in rows]}"
+EDGE_SPECS["reductions"] = ("inputs:\n  x: [1.0e17, 1.0e17, 0.0]\n  v: [.inf, 1.0, 2.0]\n"
+                            "  w: [1.0e308, 1.0e308, 1.0]\noutputs:\n"
+                            "  y: logsumexp(x) + prod(v)\n  z: sum(where(w > 2, 0.0, prod(w)))\n")
