@@ -28,7 +28,9 @@ def _edge_notes() -> dict:
     notes = edge_notes("torch")
     notes["pow"] = either(notes["pow"], edge_note(
         "torch", "pow(x, y)", "with y = 0 and x = 0 or NaN", "0 in x (torch special-cases y = 0)",
-        "NaN (0 * x^-1)", lambda x, y, literal: (y == 0) & ((x == 0) | np.isnan(x))))
+        "NaN (0 * x^-1)", lambda x, y, literal: (y == 0) & ((x == 0) | np.isnan(x))), edge_note(
+        "torch", "pow(x, y)", "with x = 0 and y < 0", "+-inf in y", "NaN (inf * 0)",
+        lambda x, y, literal: (x == 0) & (y < 0) if not literal[1] else False))
     notes["abs"] = edge_note("torch", "abs", "at x NaN", "0", "NaN", lambda x, literal: np.isnan(x))
     notes["relu"] = edge_note("torch", "relu", "at x NaN", "dy", "0", lambda x, literal: np.isnan(x))
     notes["sign"] = edge_note("torch", "sign", "at x NaN", "0 and its value 0 too (torch.sign(NaN) "

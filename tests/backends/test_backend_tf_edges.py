@@ -131,7 +131,8 @@ EDGE_SPECS = {
     "abs_at_zero": ("inputs:\n  x: [-1.0, 0.0, -0.0, 2.0]\noutputs:\n  y: sum(abs(x) * x)\n"),
     "nan_inputs": ("inputs:\n  x: [.nan, 1.0, -1.0]\n  u: [0.5, .nan, 2.0]\noutputs:\n"
                    "  y: sum(abs(x) + relu(x) + sign(x) * u + maximum(x, u) + minimum(x, u))\n"),
-    "pow_at_zero": ("inputs:\n  x: [0.0, .nan, -2.0, 3.0]\n  p: [0.0, 0.0, 2.0, -1.0]\noutputs:\n"
+    "pow_at_zero": ("inputs:\n  x: [0.0, .nan, -2.0, 3.0, 0.0]\n  p: [0.0, 0.0, 2.0, -1.0, -2.0]\n"
+                    "outputs:\n"
                     "  y: sum(x ** p)\n"),
     "reciprocal_masked": ("inputs:\n  x: [0.0, .nan, 4.0]\noutputs:\n"
                           "  y: sum(where(x > 0, reciprocal(x), 0.0))\n"),
