@@ -81,13 +81,14 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
             num = numeric_grads[out][name] if numeric_grads else None
-            kind = _numeric_kind(experiment, name, numeric)
+            kind = program.numeric_kinds[out][name] if numeric else "skipped"  # what it did
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
             summary[out][name] = summarize(over, true[out][name], num, kind, experiment.seed)
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
+    result.warnings += program.warnings
     result.nonfinite = locate_nonfinite(program, values, overridden, true)
     if experiment.train is not None:
         result.train = train(program, experiment, progress)
@@ -121,14 +122,6 @@ def train(program, experiment, progress) -> TrainRecord:
         if isinstance(exc, SpecError):
             raise
         raise train_error(experiment, exc, "train.loss") from None
-
-
-def _numeric_kind(experiment, name: str, numeric: bool) -> str:
-    if not numeric:
-        return "skipped"
-    spec = experiment.inputs.get(name)
-    size = spec.value.size if spec is not None else 0
-    return "directional" if size > MAX_PROBES else "full"
 
 
 def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
