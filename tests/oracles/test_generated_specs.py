@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle_helpers import backend_params, check, literal, mismatch, run_spec, tensorflow
 
+from gradcli.errors import GradcliError
+
 tf = tensorflow()
 # GRADCLI_ORACLE_EXAMPLES=500 runs a longer campaign; the default keeps the suite quick.
 SETTINGS = settings(max_examples=int(os.environ.get("GRADCLI_ORACLE_EXAMPLES", "20")), deadline=None,
@@ -24,7 +26,8 @@ SHAPES = {"x": (3,), "y": (2, 3), "s": ()}
 # gradient name -> (spec expression, TF gradient of (op input x, op output y, dy))
 REGISTERED = {
     "Scale": ("dy * 0.5", lambda x, y, dy: dy * 0.5),
-    "Gate": ("where(abs(x) <= 1, dy, zeros_like(dy))", lambda x, y, dy: tf.where(tf.abs(x) <= 1, dy, 0 * dy)),
+    "Gate": ("where(abs(x) <= 1, dy, zeros_like(dy))",
+             lambda x, y, dy: tf.where(tf.abs(x) <= 1, dy, 0 * dy)),
     "Flip": ("-dy", lambda x, y, dy: -dy),
     "Soft": ("dy * (1 - square(tanh(x)))", lambda x, y, dy: dy * (1 - tf.square(tf.tanh(x)))),
     "ByOutput": ("dy * y", lambda x, y, dy: dy * y),
@@ -34,7 +37,8 @@ BUILTIN = {"identity": lambda x, y, dy: dy, "reverse": lambda x, y, dy: -dy,
            "hardtanh": lambda x, y, dy: tf.where(tf.abs(x) <= 1, dy, tf.zeros_like(dy))}
 # op -> (numpy, TensorFlow); the first six are what override_map entries target
 UNARY = {"sign": (np.sign, tf.sign), "round": (np.round, tf.round), "tanh": (np.tanh, tf.tanh),
-         "identity": (lambda v: v, tf.identity), "sigmoid": (lambda v: 1 / (1 + np.exp(-v)), tf.sigmoid),
+         "identity": (lambda v: v, tf.identity),
+         "sigmoid": (lambda v: np.exp(-np.logaddexp(0, -v)), tf.sigmoid),
          "square": (np.square, tf.square), "sin": (np.sin, tf.sin),
          "softplus": (lambda v: np.logaddexp(0, v), tf.nn.softplus)}
 OVERRIDABLE = ("sign", "round", "tanh", "identity", "sigmoid", "square")
@@ -87,6 +91,20 @@ def unary(op, child):
     return Node(f"{op}({child.text})", child.shape, lambda env: np_op(child.np_fn(env)), tf_fn)
 
 
+def control(kind, child):
+    """stop_gradient(e) or reverse_gradient(e, scale=0.5): identities in the true build."""
+    def tf_fn(env, ctx):
+        x = child.tf_fn(env, ctx)
+        if ctx.overrides is None:
+            return tf.identity(x)
+        if kind == "stop_gradient":
+            return tf.stop_gradient(x)
+        return ctx.custom(tf.identity, lambda xs, y, dy: [-0.5 * dy], x)
+    text = (f"stop_gradient({child.text})" if kind == "stop_gradient"
+            else f"reverse_gradient({child.text}, scale=0.5)")
+    return Node(text, child.shape, child.np_fn, tf_fn)
+
+
 def call(name, *children):
     _, _, _, np_fwd, tf_fwd, tf_grads = FUNCTIONS[name]
 
@@ -114,10 +132,12 @@ def expressions(draw, names: dict, depth: int):
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         name = draw(st.sampled_from(sorted(names)))
         return leaf(name, names[name])
-    kind = draw(st.sampled_from(["unary", "unary", "function", "binary", "binary", "sum"]))
+    kind = draw(st.sampled_from(["unary", "unary", "function", "binary", "binary", "sum", "control"]))
     child = draw(expressions(names, depth - 1))
     if kind == "unary":
         return unary(draw(st.sampled_from(sorted(UNARY))), child)
+    if kind == "control":
+        return control(draw(st.sampled_from(["stop_gradient", "reverse_gradient"])), child)
     if kind == "function":
         name = draw(st.sampled_from(sorted(FUNCTIONS)))
         if len(FUNCTIONS[name][0]) == 1:
@@ -162,7 +182,9 @@ def cases(draw):
     grad_ys = {"vec": rng.normal(size=vec.shape)}
     if draw(st.booleans()):
         grad_ys["loss"] = float(rng.normal())
-    train = {"optimizer": draw(st.sampled_from(["sgd", "momentum"])), "lr": 0.1, "steps": 2}
+    train = {"optimizer": draw(st.sampled_from(["sgd", "momentum", "adam"])), "lr": 0.1, "steps": 2,
+             "clip": draw(st.sampled_from([None, ("norm", 0.8), ("global_norm", 1.2),
+                                           ("value", (-0.3, 0.5))]))}
     return {"inputs": inputs, "registered": registered, "lets": lets, "outputs": outputs,
             "entries": entries, "stop": stop, "grad_ys": grad_ys, "train": train}
 
@@ -189,6 +211,9 @@ def spec_text(case, train: bool) -> str:
         t = case["train"]
         lines += ["train:", "  loss: loss", f"  optimizer: {{name: {t['optimizer']}, lr: {t['lr']}}}",
                   f"  steps: {t['steps']}"]
+        if t["clip"]:
+            kind, value = t["clip"]
+            lines.append(f"  clip: {{{kind}: {literal(value)}}}")
     return "\n".join(lines) + "\n"
 
 
@@ -210,7 +235,7 @@ def overrides_for(case, name: str, overridden: bool) -> dict | None:
     return found
 
 
-def tf_gradients(case, params: dict, overridden: bool, stop: bool) -> dict:
+def tf_gradients(case, params: dict, overridden: bool, stop: bool, unconnected="zero") -> dict:
     """{output: {input: gradient}} with the spec's grad_ys; stop says whether stop_gradients holds."""
     leaves = {n: tf.constant(v) for n, v in params.items()}
     result = {}
@@ -225,8 +250,8 @@ def tf_gradients(case, params: dict, overridden: bool, stop: bool) -> dict:
         dy = case["grad_ys"].get(out) if stop else None
         grads = tape.gradient(env[out], list(leaves.values()),
                               output_gradients=None if dy is None else tf.constant(dy, tf.float64),
-                              unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        result[out] = {n: g.numpy() for n, g in zip(leaves, grads)}
+                              unconnected_gradients=tf.UnconnectedGradients(unconnected))
+        result[out] = {n: None if g is None else g.numpy() for n, g in zip(leaves, grads)}
     return result
 
 
@@ -234,16 +259,43 @@ def numpy_loss(case, params) -> float:
     return float(numpy_values({**case, "inputs": params})["loss"])
 
 
-def trained(case) -> tuple[list, dict]:
-    """Losses before each step and the final parameters: tf.train's SGD or momentum, by hand."""
-    params, accum, losses = dict(case["inputs"]), {n: 0.0 for n in case["inputs"]}, []
-    t = case["train"]
-    for _ in range(t["steps"]):
+def clipped(grads: dict, clip) -> dict:
+    """tf.clip_by_norm per tensor, tf.clip_by_global_norm, tf.clip_by_value: their formulas."""
+    if clip is None:
+        return grads
+    kind, c = clip
+    if kind == "value":
+        return {n: np.clip(g, *c) for n, g in grads.items()}
+    if kind == "norm":
+        return {n: g * c / max(np.sqrt(np.sum(g * g)), c) for n, g in grads.items()}
+    total = np.sqrt(sum(np.sum(g * g) for g in grads.values()))
+    return {n: g * c / max(total, c) for n, g in grads.items()}
+
+
+def trained(case) -> tuple[list, dict] | None:
+    """Losses before each step and the final parameters: tf.train's update rules, by hand,
+    over TensorFlow's overridden gradients of the loss; None when no gradient reaches the
+    parameters (tf.train's minimize refuses: "No gradients provided for any variable")."""
+    params, losses, t = dict(case["inputs"]), [], case["train"]
+    reaching = tf_gradients(case, params, overridden=True, stop=False, unconnected="none")["loss"]
+    if all(g is None for g in reaching.values()):
+        return None
+    slots = {n: {"accum": 0.0, "m": 0.0, "v": 0.0} for n in params}
+    for step in range(1, t["steps"] + 1):
         losses.append(numpy_loss(case, params))
-        grads = tf_gradients(case, params, overridden=True, stop=False)["loss"]
+        grads = clipped(tf_gradients(case, params, overridden=True, stop=False)["loss"], t["clip"])
         for n, g in grads.items():
-            accum[n] = 0.9 * accum[n] + g
-            params[n] = params[n] - t["lr"] * (accum[n] if t["optimizer"] == "momentum" else g)
+            slot = slots[n]
+            if t["optimizer"] == "sgd":
+                params[n] = params[n] - t["lr"] * g
+            elif t["optimizer"] == "momentum":
+                slot["accum"] = 0.9 * slot["accum"] + g
+                params[n] = params[n] - t["lr"] * slot["accum"]
+            else:  # tf.train.AdamOptimizer: bias correction in the step size, epsilon outside sqrt
+                slot["m"] = 0.9 * slot["m"] + 0.1 * g
+                slot["v"] = 0.999 * slot["v"] + 0.001 * g * g
+                lr_t = t["lr"] * np.sqrt(1 - 0.999 ** step) / (1 - 0.9 ** step)
+                params[n] = params[n] - lr_t * slot["m"] / (np.sqrt(slot["v"]) + 1e-8)
     return losses, params
 
 
@@ -267,8 +319,13 @@ def test_generated_specs_values_and_gradients(backend, case):
 @SETTINGS
 @given(case=cases())
 def test_generated_specs_train_as_tf_train(backend, case):
+    expected = trained(case)
+    if expected is None:
+        with pytest.raises(GradcliError, match="no gradients provided for any variable"):
+            run_spec(spec_text(case, train=True), backend)
+        return
     train = run_spec(spec_text(case, train=True), backend).train
-    losses, params = trained(case)
+    losses, params = expected
     failures = mismatch("train.loss", train.loss, losses)
     for n, value in params.items():
         failures += mismatch(f"train.params.{n}", train.final[n], value)
