@@ -63,6 +63,7 @@ def to_json(result) -> dict:
         "conventions": [{"topic": c.topic, "text": c.text, "output": c.output, "input": c.input}
                         for c in result.conventions],
     }
+    doc["nonfinite"] = [nonfinite_json(n) for n in result.nonfinite]
     if result.train is not None:
         t = result.train
         doc["train"] = {"loss": jsonable(t.loss), "final_loss": jsonable(t.final_loss),
@@ -237,7 +238,38 @@ def result_renderables(result) -> list:
         parts.append(expect_text(result))
     if result.conventions:
         parts.append(Text("\n".join(f"note: {c.text}" for c in result.conventions), style="dim"))
+    if result.nonfinite:
+        parts.append(nonfinite_note(result.nonfinite))
     return [p for p in parts if p is not None]
+
+
+# ----- non-finite provenance -----
+_KIND_JSON = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+_KIND_TEXT = {"nan": "NaN", "inf": "inf", "-inf": "-inf"}
+
+
+def nonfinite_json(n) -> dict:
+    """One spec-v2 `nonfinite` record (plus what the result and the op held)."""
+    return {"pass": n.phase, "op": n.op, "expr": n.expr, "location": n.location,
+            "tensor": n.tensor, "step": n.step, "value": _KIND_JSON[n.value],
+            "born": _KIND_JSON[n.born]}
+
+
+def nonfinite_note(records) -> Text:
+    """Where each NaN or infinity was born, one line per birth, naming the results it reached."""
+    births: dict[tuple, list] = {}
+    for n in records:
+        key = (n.phase, n.step, n.op, n.expr, n.location, n.born)
+        births.setdefault(key, []).append(f"{n.tensor} ({_KIND_TEXT[n.value]})")
+    text = Text()
+    for (phase, step, op, expr, location, born), reached in births.items():
+        when = f"{phase} pass" if step is None else f"training step {step}"
+        text.append(f"non-finite: {when}: {_KIND_TEXT[born]} born at ", style="bold red")
+        text.append(f"{expr or op}", style="bold")
+        text.append(f"  {location}" + (f" (op {op})" if op and expr else ""), style="red")
+        text.append(f"; reaches {', '.join(reached)}\n", style="red")
+    text.rstrip()
+    return text
 
 
 def quiet_line(result) -> Text:

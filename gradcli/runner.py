@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from . import backends
-from .backends.program import TrainRecord
+from .backends.program import TrainRecord, nonfinite_kind, train_error
+from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
 
@@ -61,6 +62,7 @@ class Result:
     expect: ExpectOutcome | None = None
     warnings: list = Factory(list)
     conventions: list = Factory(list)  # where the backend's framework differs
+    nonfinite: list = Factory(list)    # [Nonfinite]: where each NaN or infinity was born
 
     @property
     def exit_code(self) -> int:
@@ -86,12 +88,39 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
+    result.nonfinite = locate_nonfinite(program, values, overridden, true)
     if experiment.train is not None:
-        result.train = program.train(progress)
+        result.train = train(program, experiment, progress)
+        if result.train.nonfinite is not None:
+            result.nonfinite.append(result.train.nonfinite)
     if experiment.expect is not None:
         result.expect = check_expect(experiment.expect, result)
     result.conventions = list(program.conventions)  # complete only after gradients and training
     return result
+
+
+def locate_nonfinite(program, values: dict, overridden: dict, true: dict) -> list:
+    """Where each non-finite value and gradient was born; the checked walk runs only for those."""
+    found = []
+    bad = [n for n, v in values.items() if nonfinite_kind(v)]
+    if bad:
+        found += program.locate_nonfinite("forward", bad)
+    for phase, table in (("overridden", overridden), ("true", true)):
+        bad = [(o, i) for o, row in table.items() for i, g in row.items()
+               if g is not None and nonfinite_kind(g)]
+        if bad:
+            found += program.locate_nonfinite(phase, bad)
+    return found
+
+
+def train(program, experiment, progress) -> TrainRecord:
+    """The backend's training; an error with no expression to point at names the train key."""
+    try:
+        return program.train(progress)
+    except GradcliError as exc:
+        if isinstance(exc, SpecError):
+            raise
+        raise train_error(experiment, exc, "train.loss") from None
 
 
 def _numeric_kind(experiment, name: str, numeric: bool) -> str:
@@ -155,6 +184,8 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
             failures.append(f"{label}: expected {_show(expected)}, got {_show(actual)} "
                             f"(max |diff| {gap:.3g}; rtol {expect.rtol:g}, atol {expect.atol:g})")
 
+    if expect.finite:
+        failures += [f"finite: {_nonfinite_text(n)}" for n in result.nonfinite]
     for name, expected in expect.values.items():
         compare(f"values.{name}", expected, result.values.get(name))
     for key, kind in (("gradients", "overridden"), ("true_gradients", "true")):
@@ -171,6 +202,13 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
             if expect.train_loss is not None:
                 compare("train.loss", expect.train_loss, result.train.loss)
     return ExpectOutcome(not failures, failures)
+
+
+def _nonfinite_text(n) -> str:
+    where = f" ({n.location})" if n.location else ""
+    step = f" at step {n.step}" if n.step is not None else ""
+    return (f"{n.phase} {n.tensor} is {n.value}{step}, born as {n.born} at "
+            f"{n.expr or n.op}{where}")
 
 
 def _show(value) -> str:

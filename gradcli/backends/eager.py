@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import GradientError, GraphError
 from ..opset import OPS
 from .connectivity import Graph
+from .eager_nonfinite import At, checked_vjp
 from .interpret import Interpreter
 from .kit import sum_to
 
@@ -56,7 +57,8 @@ class EagerBuilder:
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
 
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
-                 record: bool = False, inspect: bool = False, count: bool = False) -> None:
+                 record: bool = False, inspect: bool = False, count: bool = False,
+                 log=None, vjps: bool = False) -> None:
         self.program, self.kit, self.mode = program, program.kit, mode
         self.dtype = program.dtype
         self.probes, self.stops, self.feeds = probes or {}, set(stops), feeds or {}
@@ -67,11 +69,19 @@ class EagerBuilder:
         self.draws = itertools.count()
         self.made: set[int] = set()  # ids of the constants this build made from literals
         self.interpreter: Interpreter | None = None
+        self.log, self.vjps = log, vjps  # a BirthLog: check ops (vjps: their gradients too)
+        self.place = None                # the spec sub-expression being built (interpret.Place)
         self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
 
     def finish(self) -> None:
         """The forward is built: what runs from now on (backward rules) is not recorded."""
         self.graph, self.inspect, self.count = None, False, False
+        self.vjps = False  # backward rules' own ops are checked as they run, not wrapped
+        if self.log is not None:
+            self.log.in_backward = True
+
+    def origin(self, place):
+        return At(self, place)
 
     # ----- Builder protocol -----
     def constant(self, value):
@@ -200,11 +210,16 @@ class EagerBuilder:
             return self._custom(inputs, lambda x: (kit.copy(x),), lambda xs, outs, dys: [dys[0] * -scale],
                                 (True,), ("reverse_gradient", name))[0]
         else:
-            out = raw(*inputs, **attrs)
             pattern = ((False,) * len(inputs) if name in NO_GRADIENT
                        else (False, True, True) if name == "where" else (True,) * len(inputs))
+            if self.vjps and any(pattern):
+                out = checked_vjp(self, name, raw, inputs, attrs)
+            else:
+                out = raw(*inputs, **attrs)
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         outs = tuple(kit.copy(o) if any(o is i for i in inputs) else o for o in outs)
+        if self.log is not None and not self.vjps:
+            self.log.op(name, self.place, inputs, outs)
         if self.inspect:
             self.program.inspect_op(name, inputs, attrs, [id(t) in self.made for t in inputs])
         self._record(inputs, outs, pattern)
@@ -280,6 +295,8 @@ class EagerBuilder:
 
         outs = tuple(kit.custom(list(inputs), forward, fitted))
         self._record(inputs, outs, pattern)
+        if self.log is not None and not self.vjps:
+            self.log.op(label[1], self.place, inputs, outs)
         return outs
 
     def _record(self, inputs, outs, pattern) -> None:

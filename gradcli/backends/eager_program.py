@@ -99,7 +99,8 @@ class EagerProgram(Program):
                                  for out, (_, row) in rows.items()}
         return {out: dict(row) for out, row in self._cache[kind].items()}
 
-    def differentiate(self, kind: str, outputs, wrt, stops, leaves: dict, grad_ys: dict) -> dict:
+    def differentiate(self, kind: str, outputs, wrt, stops, leaves: dict, grad_ys: dict,
+                      log=None) -> dict:
         """{output: (value, {name: (framework gradient or None, connected)})} from one build."""
         exp, kit = self.experiment, self.kit
         roots = list(dict.fromkeys(self.canonical(n) for n in wrt))
@@ -115,7 +116,8 @@ class EagerProgram(Program):
             built_leaves, probes = dict(leaves), {}
             for n, s in zip(names, srcs):
                 (built_leaves if n in exp.inputs else probes)[n] = s
-            env, graph, _ = self.run(kind, built_leaves, probes=probes, stops=stops, record=True)
+            env, graph, _ = self.run(kind, built_leaves, probes=probes, stops=stops, record=True,
+                                     log=log, vjps=log is not None)
             ys = [self._output(env, o) for o in outputs]
             state.update(graph=graph, srcs=srcs, ys=ys)
             return [y for y in ys if y is not None]
@@ -237,6 +239,11 @@ class EagerProgram(Program):
             return float(np.sum(weights * y))
 
         return objective
+
+    def locate_nonfinite(self, phase: str, tensors: list, leaves: dict | None = None,
+                         step: int | None = None) -> list:
+        from .eager_nonfinite import locate
+        return locate(self, phase, tensors, leaves or self.leaves, step)
 
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:
         from .eager_train import train

@@ -28,6 +28,8 @@ class Builder(Protocol):
     def pass_through(self, fn: Callable, x) -> Any: ...
     def bind(self, names: tuple, value, env: Mapping) -> Any:
         """Called as each let and output is bound: a backend may swap in stopped copies."""
+    def origin(self, place) -> Any:
+        """A context manager: ops built inside come from `place` (a spec sub-expression)."""
 
 
 def spec_error(expr, message: str, node=None) -> SpecError:
@@ -45,7 +47,8 @@ class Interpreter:
         self.experiment = experiment
         self.builder = builder
         from ..spec import ast  # the spec package owns the node types
-        self.ast = ast
+        from ..spec.places import Place
+        self.ast, self.place = ast, Place
 
     def build(self, leaves: dict) -> dict:
         """Every let and output, in order, with override_map entries in force where scoped."""
@@ -88,7 +91,7 @@ class Interpreter:
         if isinstance(node, ast.ListExpr):
             items = [self._eval(i, expr, env) for i in node.items]
             if any(self.builder.is_tensor(i) for i in items):
-                return self.builder.ops["stack"]([self._tensor(i) for i in items])
+                return self._apply("stack", node, expr, [self._tensor(i) for i in items])
             return items
         if isinstance(node, ast.Call):
             return self._call(node, expr, env)
@@ -101,14 +104,15 @@ class Interpreter:
         name = node.func
         if name in self.experiment.functions:
             args = [self._tensor(self._eval(a, expr, env)) for a in node.args]
-            return self.builder.call_function(self.experiment.functions[name], args, self.evaluate)
+            return self._at(name, node, expr, self.builder.call_function,
+                            self.experiment.functions[name], args, self.evaluate)
         if name == "grad_pass_through":
             return self._pass_through(node, expr, env)
         kwargs = {k: v for k, v in node.kwargs}
         if name == "getitem":
             target = self._eval(node.args[0], expr, env)
-            return self.builder.ops["getitem"](self._tensor(target),
-                                               self._index(kwargs["index"], expr, env))
+            return self._apply("getitem", node, expr, self._tensor(target),
+                               self._index(kwargs["index"], expr, env))
         args = [self._eval(a, expr, env) for a in node.args]
         kwargs = {k: self._eval(v, expr, env) for k, v in kwargs.items()}
         spec = OPS[name]
@@ -120,8 +124,18 @@ class Interpreter:
             args[0] = [self._tensor(a) for a in args[0]]
         else:
             self._constants_for_tensor_params(spec, args)
+        return self._apply(name, node, expr, *args, **kwargs)
+
+    def _apply(self, name, node, expr, *args, **kwargs):
+        return self._at(name, node, expr, self.builder.ops[name], *args, **kwargs)
+
+    def _at(self, name, node, expr, build, *args, **kwargs):
+        """build(*args, **kwargs), its ops marked as coming from this sub-expression; its
+        failure (any error but a SpecError, which already points into the spec) points here."""
+        place = self.place(expr, node)
         try:
-            return self.builder.ops[name](*args, **kwargs)
+            with self.builder.origin(place):
+                return build(*args, **kwargs)
         except SpecError:
             raise
         except Exception as exc:  # a backend's own error, worded for the spec's author
@@ -171,7 +185,7 @@ class Interpreter:
         def forward(x):
             return self._eval(body, expr, {**env, wrt: x})
 
-        return self.builder.pass_through(forward, env[wrt])
+        return self._at("grad_pass_through", node, expr, self.builder.pass_through, forward, env[wrt])
 
 
 def _names_in(node, ast) -> set[str]:

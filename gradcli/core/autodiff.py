@@ -15,7 +15,7 @@ from ..errors import GradientError, UnconnectedGradientError
 from . import ops_array as A
 from . import ops_math as M
 from .evaluate import collector_paused
-from .graph import Op, Tensor, walk_ops
+from .graph import ORIGIN, Op, Tensor, walk_ops
 from .registry import lookup
 
 UNCONNECTED = ("none", "zero", "error")
@@ -73,24 +73,36 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
             partials.setdefault(y.uid, []).append(_seed(y, gy))
 
     done: dict[int, Tensor] = {}
-    for op in reversed(relevant):
-        out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
-        # A stopped output passes nothing back, even when its op is reached by another output.
-        out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
-        if all(g is None for g in out_grads):
-            continue
-        out_grads = [_zeros(t) if g is None and t.differentiable else g
-                     for t, g in zip(op.outputs, out_grads)]
-        name = op.type if true else (op.override or op.type)
-        for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
-            if g is not None and t.uid in reaching:
-                partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name))
+    outer = ORIGIN.current
+    try:
+        for op in reversed(relevant):
+            # The gradient ops of an op carry its origin: a NaN born there names the forward op.
+            ORIGIN.current = op.origin if op.origin is not None else outer
+            _backward_through(op, partials, wanted, done, stops, reaching, true)
+    finally:
+        ORIGIN.current = outer
 
     result = []
     for x in xs:
         g = done[x.uid] if x.uid in done else _summed(partials, x, wanted, done)
         result.append(g if g is not None else _unconnected(x, unconnected))
     return result
+
+
+def _backward_through(op: Op, partials: dict, wanted: set, done: dict, stops: set,
+                      reaching: set, true: bool) -> None:
+    """Apply op's gradient rule to its summed upstream gradients; add what reaches its inputs."""
+    out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
+    # A stopped output passes nothing back, even when its op is reached by another output.
+    out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
+    if all(g is None for g in out_grads):
+        return
+    out_grads = [_zeros(t) if g is None and t.differentiable else g
+                 for t, g in zip(op.outputs, out_grads)]
+    name = op.type if true else (op.override or op.type)
+    for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
+        if g is not None and t.uid in reaching:
+            partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name))
 
 
 def _seed(y: Tensor, gy) -> Tensor:

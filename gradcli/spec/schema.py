@@ -142,6 +142,8 @@ def _expect() -> dict:
                                                        type="object"),
                                           "loss": _d("expected loss per step", type="array",
                                                      items={"type": ["number", "string"]})}),
+                  "finite": _d("true: fail when any value, gradient or trained parameter "
+                               "is NaN or infinite", type="boolean"),
                   "tolerance": _d("comparison tolerance", type="object",
                                   additionalProperties=False,
                                   properties={"rtol": _number("relative (default 1e-6)",
