@@ -384,12 +384,12 @@ def test_op_against_numpy_values_and_tensorflow_gradients(op, backend):
 RANDOM_SPEC = """
 seed: {seed}
 inputs:
-  x: {{ones: [400]}}
+  x: {{ones: [200]}}
 let:
-  u: uniform([400], -1, 3)
-  n: normal([400], 0.5, 2)
-  k: bernoulli([400], 0.3)
-  d: uniform([400])
+  u: uniform([200], -1, 3)
+  n: normal([200], 0.5, 2)
+  k: bernoulli([200], 0.3)
+  d: uniform([200])
 outputs:
   y: sum(u * x + n * x * x + k * x)
 """
@@ -405,12 +405,12 @@ def test_random_draws(backend):
     u, n, k, d = (np.asarray(result.values[name]) for name in "unkd")
     failures = []
     for name, array in zip("unkd", (u, n, k, d)):
-        if array.shape != (400,) or array.dtype != np.float64:
+        if array.shape != (200,) or array.dtype != np.float64:
             failures.append(f"{name}: shape {array.shape} dtype {array.dtype}")
         failures += mismatch(f"{name} on a second run with the same seed", again.values[name], array, 0, 0)
         if np.array_equal(other.values[name], array):
             failures.append(f"{name}: the same numbers with another seed")
-    sigma = 5 / np.sqrt(400)  # five standard errors of a mean over 400 draws (in units of the std)
+    sigma = 5 / np.sqrt(200)  # five standard errors of a mean over 200 draws (in units of the std)
     if not (u.min() >= -1 and u.max() < 3 and abs(u.mean() - 1) < sigma * 4 / np.sqrt(12)):
         failures.append(f"uniform(-1, 3): min {u.min()}, max {u.max()}, mean {u.mean()}")
     if not (d.min() >= 0 and d.max() < 1 and abs(d.mean() - 0.5) < sigma / np.sqrt(12)):
