@@ -121,7 +121,7 @@ class EagerBuilder:
         result = evaluate(spec.forward, bound)
         if self.mode == "true":
             return result
-        single = not isinstance(result, (tuple, list))
+        single = not isinstance(result, tuple)  # a multi-output op; a list literal is one tensor
         ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
         n = len(args)
 
@@ -137,7 +137,7 @@ class EagerBuilder:
 
         pattern = [i < len(spec.grads) and spec.grads[i] is not None for i in range(n)]
         outs = self._custom([*args, *ys], lambda *vs: vs[n:], backward, pattern + [False] * len(ys),
-                            (spec.name, "custom_gradient"))
+                            (spec.name, "custom_gradient"), strict=True)
         return outs[0] if single else outs
 
     def pass_through(self, fn, x):
@@ -183,6 +183,8 @@ class EagerBuilder:
             return functools.partial(self._random, name)
         if name == "zero_out":
             raw = self._zero_out
+        elif name == "max_with_argmax":
+            raw = self._max_with_argmax
         elif name in ("stop_gradient", "reverse_gradient"):
             raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
         else:
@@ -199,9 +201,9 @@ class EagerBuilder:
         kit = self.kit
         gradient = self._override(name) if self.scopes and self.mode == "overridden" else None
         if gradient is not None:
-            pattern, rule = self._rule(gradient, name, attrs, len(inputs))
+            pattern, rule, strict = self._rule(gradient, name, attrs, len(inputs))
             outs = self._custom(inputs, lambda *xs: raw(*xs, **attrs), rule, pattern,
-                                (gradient, name))
+                                (gradient, name), strict=strict)
             return outs[0] if len(outs) == 1 else outs
         if self.mode == "overridden" and name == "stop_gradient":
             out, pattern = kit.stop_gradient(inputs[0]), (False,)
@@ -236,7 +238,8 @@ class EagerBuilder:
         return None
 
     def _rule(self, gradient: str, op_name: str, attrs: dict, n: int):
-        """(which inputs get a gradient, backward(xs, outs, dys)) for a named gradient."""
+        """(which inputs get a gradient, backward(xs, outs, dys), user-written?) for a named
+        gradient."""
         spec = self.program.register.get(gradient.lower())
         if spec is not None:
             grads = spec.grads
@@ -261,7 +264,7 @@ class EagerBuilder:
                                         f"{len(got)} gradients; the op has {n} inputs")
                 return got
 
-            return pattern, backward
+            return pattern, backward, True
         builtin = gradient.lower()
         if builtin not in BUILTIN:
             raise GradientError(f"no gradient is registered under {gradient!r} (needed by op "
@@ -282,16 +285,17 @@ class EagerBuilder:
                 first = ops["zeros_like"](x)
             return [first] + [None] * (len(xs) - 1)
 
-        return [True] + [False] * (n - 1), backward
+        return [True] + [False] * (n - 1), backward, False
 
-    def _custom(self, inputs, forward, backward, pattern, label):
-        """The kit's custom-gradient op; its backward's gradients are fitted to the inputs."""
+    def _custom(self, inputs, forward, backward, pattern, label, strict: bool = False):
+        """The kit's custom-gradient op; its backward's gradients are fitted to the inputs
+        (exactly, or a scalar, when a user wrote the backward: strict)."""
         kit = self.kit
 
         def fitted(xs, outs, dys):
             dys = tuple(d if d is not None and self.is_float(o) else None for d, o in zip(dys, outs))
             grads = backward(xs, outs, dys)
-            return [self._fit(g, x, i, label) for i, (g, x) in enumerate(zip(grads, xs))]
+            return [self._fit(g, x, i, label, strict) for i, (g, x) in enumerate(zip(grads, xs))]
 
         outs = tuple(kit.custom(list(inputs), forward, fitted))
         self._record(inputs, outs, pattern)
@@ -304,8 +308,9 @@ class EagerBuilder:
             self.graph.add(inputs, outs, [self.kit.is_tensor(o) and self.is_float(o) for o in outs],
                            pattern)
 
-    def _fit(self, g, x, i: int, label):
-        """A rule's gradient brought to the input's shape: numbers broadcast, broadcasting undone."""
+    def _fit(self, g, x, i: int, label, strict: bool):
+        """A rule's gradient brought to the input's shape: numbers broadcast, broadcasting undone
+        (built-in rules only: a user-written one must give the input's shape or a scalar)."""
         if g is None or not self.is_float(x):
             return None
         kit, (name, op) = self.kit, label
@@ -327,7 +332,7 @@ class EagerBuilder:
         if gs == ():
             return kit.broadcast_to(g, xs)
         try:
-            fits = np.broadcast_shapes(gs, xs) == gs
+            fits = not strict and np.broadcast_shapes(gs, xs) == gs
         except ValueError:
             fits = False
         if not fits:
@@ -424,6 +429,14 @@ class EagerBuilder:
         else:
             value = rng.random(shape) < values["p"]
         return self.kit.constant(np.asarray(value.astype(self.dtype)))
+
+    def _max_with_argmax(self, x, axis):
+        # A 0-d tensor is its own maximum, at index 0, as numpy's and the core's kernels take it;
+        # TensorFlow's and jax's argmax refuse a 0-d input, so it goes in as one element.
+        ops = self.kit.ops
+        if self.kit.shape(x) == ():
+            x, axis = ops["reshape"](x, shape=(1,)), 0
+        return ops["max_with_argmax"](x, axis=axis)
 
     def _zero_out(self, x):
         kit, shape = self.kit, self.kit.shape(x)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradcliError, GradientError, SpecError
-from ..fd import central_differences, least_norm, random_directions
+from ..fd import central_differences, least_norm, probe_kind, random_directions
 from .eager import EagerBuilder
 from .interpret import Interpreter, spec_error
-from .program import Convention, Program, TrainRecord
+from .program import Convention, Program, TrainRecord, note_loss_shape
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "
                 "or reordered formulas), so results a few float32 ulps (relative ~1e-6) away from "
@@ -48,6 +48,8 @@ class EagerProgram(Program):
             self.note(Convention("float32", FLOAT32_NOTE.format(label=kit.label)))
         for topic, text in kit.static_conventions(exp):
             self.note(Convention(topic, text))
+        if exp.train is not None and exp.train.loss in self._base:
+            note_loss_shape(self, self._base[exp.train.loss].shape)
 
     # ----- building -----
     def run(self, mode: str, leaves: dict, **options):
@@ -126,9 +128,10 @@ class EagerProgram(Program):
             outs, backward = kit.differentiate(forward, sources)
         else:
             outs, backward = forward([]), None
+        # Read once: a kit's backward may build the forward again (jax: one vjp per output).
         graph, src_ids = state["graph"], {id(s): n for n, s in zip(names, state["srcs"])}
         table, k = {}, 0
-        for out, y in zip(outputs, state["ys"]):
+        for out, y in zip(outputs, list(state["ys"])):
             native, carried, value = {}, set(), None
             if y is not None:
                 value, k = outs[k], k + 1
@@ -199,9 +202,10 @@ class EagerProgram(Program):
             gy = exp.grad_ys.get(out.name)
             weights = 1.0 if gy is None else np.asarray(gy, dtype=np.float64)
             y = self._env[out.name]
-            row = {}
+            row, kinds = {}, {}
             for name in exp.wrt:
                 x = self.canonical(name)
+                kinds[name] = probe_kind(self._base[x].size if x in self._base else 0, max_probes)
                 held = [s for s in stops if s != x and s in self._env]
                 if (not self.is_float(x) or not kit.is_tensor(y)
                         or not self._graph.depends(id(y), id(self._env[x]),
@@ -211,7 +215,7 @@ class EagerProgram(Program):
                 objective = self._objective(out.name, x, held, weights)
                 base = self._base[x].astype(np.float64)
                 step = 1e-6 if self._base[x].dtype == np.float64 else 1e-3
-                if base.size <= max_probes:
+                if kinds[name] == "full":
                     grad = central_differences(objective, base, step)
                 else:
                     basis = random_directions(base.shape, directions, exp.seed)
@@ -220,6 +224,7 @@ class EagerProgram(Program):
                     grad = least_norm(basis, slopes)
                 row[name] = _plain(grad.astype(self._base[x].dtype))
             result[out.name] = row
+            self.numeric_kinds[out.name] = kinds
         return result
 
     def _objective(self, out: str, x: str, held: list, weights):
@@ -248,14 +253,6 @@ class EagerProgram(Program):
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:
         from .eager_train import train
         return train(self, progress)
-
-    def expr_of(self, name: str):
-        """The expression that defines a let or an output (for errors that point into the spec)."""
-        exp = self.experiment
-        for out in exp.outputs:
-            if out.name == name:
-                return out.expr
-        return next((let.expr for let in exp.lets if name in let.names), exp.outputs[0].expr)
 
 
 def _plain(array: np.ndarray):

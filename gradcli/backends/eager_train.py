@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradientError
-from .program import Convention, TrainRecord, nonfinite_kind, optimizer_overflow, small
+from .program import Convention, TrainRecord, loss_value, nonfinite_kind, optimizer_overflow, small
 
 
 def train(program, progress) -> TrainRecord:
@@ -44,7 +44,7 @@ def train(program, progress) -> TrainRecord:
                 record.params[n].append(_numpy(kit, params[n]))
     record.final = {n: _numpy(kit, params[n]) for n in names}
     env, _, _ = program.run("true", {**program.leaves, **params})
-    record.final_loss = float(np.asarray(kit.numpy(env[spec.loss])))
+    record.final_loss = loss_value(kit.numpy(env[spec.loss]))
     return record
 
 
@@ -60,7 +60,7 @@ def _loss_and_gradients(program, params: dict, names: list) -> tuple[float, dict
             grads[n] = None
         else:
             grads[n] = g if g is not None else kit.ops["zeros_like"](params[n])
-    return float(np.asarray(kit.numpy(value))), grads
+    return loss_value(kit.numpy(value)), grads
 
 
 def _first_nonfinite(program, step: int, loss: float, before: dict, after: dict, live: list):

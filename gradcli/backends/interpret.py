@@ -113,18 +113,27 @@ class Interpreter:
             target = self._eval(node.args[0], expr, env)
             return self._apply("getitem", node, expr, self._tensor(target),
                                self._index(kwargs["index"], expr, env))
+        spec = OPS[name]
+        if spec.variadic:  # concat, stack: their list literal is a list of tensors, not one tensor
+            args, kwargs = self._variadic_args(spec, node, kwargs, expr, env)
+            return self._apply(name, node, expr, *args, **kwargs)
         args = [self._eval(a, expr, env) for a in node.args]
         kwargs = {k: self._eval(v, expr, env) for k, v in kwargs.items()}
-        spec = OPS[name]
         if name == "dtype":
             return self.builder.dtype_name(self._tensor(args[0]))
-        if name in ("concat", "stack"):
-            if not isinstance(args[0], (list, tuple)):
-                args[0] = [args[0]]
-            args[0] = [self._tensor(a) for a in args[0]]
-        else:
-            self._constants_for_tensor_params(spec, args)
+        self._constants_for_tensor_params(spec, args)
         return self._apply(name, node, expr, *args, **kwargs)
+
+    def _variadic_args(self, spec, node, kwargs: dict, expr, env) -> tuple[list, dict]:
+        listed = spec.params[0]
+        nodes = list(node.args)
+        values = nodes.pop(0) if nodes else kwargs.pop(listed)
+        if isinstance(values, self.ast.ListExpr):
+            items = [self._eval(i, expr, env) for i in values.items]
+        else:  # one tensor: a list of one, as tf.concat takes it
+            items = [self._eval(values, expr, env)]
+        args = [[self._tensor(i) for i in items]] + [self._eval(a, expr, env) for a in nodes]
+        return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
 
     def _apply(self, name, node, expr, *args, **kwargs):
         return self._at(name, node, expr, self.builder.ops[name], *args, **kwargs)
@@ -152,13 +161,22 @@ class Interpreter:
         ast, items = self.ast, []
         for item in index_node.items:
             if isinstance(item, ast.SliceExpr):
-                parts = [None if p is None else int(self._scalar(self._eval(p, expr, env)))
+                parts = [None if p is None else self._slice_bound(p, expr, env)
                          for p in (item.start, item.stop, item.step)]
                 items.append(slice(*parts))
             else:
                 value = self._eval(item, expr, env)
                 items.append(value if value is None else self._scalar(value))
         return tuple(items)
+
+    def _slice_bound(self, node, expr, env) -> int:
+        value = self._scalar(self._eval(node, expr, env))
+        if isinstance(value, float) and value.is_integer():
+            return int(value)  # k + 2 with an integer k is a float here (bare numbers are floats)
+        if isinstance(value, bool) or not isinstance(value, int):
+            shown = f"{len(value)} values" if isinstance(value, list) else repr(value)
+            raise spec_error(expr, f"a slice bound must be one integer, got {shown}", node)
+        return value
 
     def _scalar(self, value):
         return self.builder.to_index(value) if self.builder.is_tensor(value) else value

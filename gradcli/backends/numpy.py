@@ -7,10 +7,20 @@ import numpy as np
 
 from .. import core as gc
 from ..errors import GradcliError, SpecError
+from ..fd import probe_kind
 from ..opset import OPS
 from .interpret import Interpreter, spec_error
-from .program import (Program, TrainRecord, birth, nonfinite_kind, optimizer_overflow, small,
-                      train_error)
+from .program import (
+    Program,
+    TrainRecord,
+    birth,
+    loss_value,
+    nonfinite_kind,
+    note_loss_shape,
+    optimizer_overflow,
+    small,
+    train_error,
+)
 
 NAME = "numpy"
 
@@ -66,10 +76,17 @@ class _Builder:
                 names = {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
                 return [None if g is None else evaluate(g, {**bound, **names}) for g in spec.grads]
 
-            return evaluate(spec.forward, bound), grad_fn
+            return self._outputs(evaluate(spec.forward, bound)), grad_fn
 
         forward.__name__ = spec.name
         return gc.custom_gradient(forward)(*args)
+
+    def _outputs(self, value):
+        """A function's forward as tensors: a tuple from a multi-output op, else one tensor
+        (a constant forward, such as `3.0` or `[1.0, 2.0]`, included)."""
+        if isinstance(value, tuple):
+            return tuple(v if self.is_tensor(v) else self.constant(v) for v in value)
+        return value if self.is_tensor(value) else self.constant(value)
 
     def pass_through(self, fn, x):
         return gc.grad_pass_through(fn)(x)
@@ -109,6 +126,11 @@ class NumpyProgram(Program):
             self.env = self.interpreter.build(self.leaves)
             self.override_matches = _matches_per_entry(builder.scopes)
             self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
+            # Training's gradients are graph nodes too: built now, while the spec's registered
+            # gradients are in the registry (they leave it when the build is done).
+            self._train_grads = self._build_train_gradients() if exp.train is not None else None
+        if exp.train is not None:
+            note_loss_shape(self, self.env[exp.train.loss].shape)
         self.value_names = [n for n in self.env if n not in exp.inputs
                             and isinstance(self.env[n], gc.Tensor)]
 
@@ -167,7 +189,24 @@ class NumpyProgram(Program):
                                          max_probes=max_probes, directions=directions,
                                          seed=exp.seed)
             result[out.name] = dict(zip(exp.wrt, grads))
+            self.numeric_kinds[out.name] = {n: probe_kind(x.size, max_probes)
+                                            for n, x in zip(exp.wrt, xs)}
         return result
+
+    def _build_train_gradients(self) -> list:
+        spec = self.experiment.train
+        variables = [t for t in self.leaves.values() if getattr(t, "trainable", False)]
+        try:
+            grads = gc.gradients([self.env[spec.loss]], variables)
+        except GradcliError as exc:
+            if isinstance(exc, SpecError):
+                raise
+            raise spec_error(self.expr_of(spec.loss), f"the gradient of the training loss "
+                                                       f"{spec.loss!r}: {exc}") from None
+        try:
+            return _clipped(grads, spec.clip)
+        except GradcliError as exc:
+            raise train_error(self.experiment, exc, "train.clip") from None
 
     def _train_nonfinite(self, step: int, loss: float, live: list, before: list):
         """Where step's non-finite loss or update was born (checked only when one is)."""
@@ -201,11 +240,7 @@ class NumpyProgram(Program):
         spec, env = self.experiment.train, self.env
         params = [(n, t) for n, t in self.leaves.items() if getattr(t, "trainable", False)]
         names, variables = [n for n, _ in params], [t for _, t in params]
-        grads = gc.gradients([env[spec.loss]], variables)
-        try:
-            grads = _clipped(grads, spec.clip)
-        except GradcliError as exc:
-            raise train_error(self.experiment, exc, "train.clip") from None
+        grads = self._train_grads
         optimizer = _optimizer(spec)
         live = [(n, g, v) for (n, v), g in zip(params, grads) if g is not None]
         pairs = [(g, v) for _, g, v in live]
@@ -213,7 +248,7 @@ class NumpyProgram(Program):
         record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
         keep = small(variables)
         for step in progress(range(spec.steps), description="training"):
-            record.loss.append(float(loss_fn()[0]))
+            record.loss.append(loss_value(loss_fn()[0]))
             if keep:
                 record.gradients.append(dict(zip([n for n, _, _ in live],
                                                  gc.evaluate([g for g, _ in pairs]))))
@@ -225,7 +260,7 @@ class NumpyProgram(Program):
                 for n, v in params:
                     record.params[n].append(v.numpy())
         record.final = {n: v.numpy() for n, v in params}
-        record.final_loss = float(loss_fn()[0])
+        record.final_loss = loss_value(loss_fn()[0])
         return record
 
 

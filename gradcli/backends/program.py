@@ -81,6 +81,9 @@ class Program:
         self.experiment = experiment
         self.override_matches: list = []             # [(OverrideEntry, ops it matched)]
         self.conventions: list[Convention] = []      # where the framework's own convention differs
+        self.warnings: list[str] = []                # what the run should tell its reader
+        self.numeric_kinds: dict = {}                # {output: {input: "full" | "directional"}},
+                                                     # filled by numeric(): what it did
 
     def values(self) -> dict:
         """Every let and output by name."""
@@ -91,7 +94,8 @@ class Program:
         raise NotImplementedError
 
     def numeric(self, max_probes: int, directions: int) -> dict:
-        """Finite-difference gradients, directional beyond max_probes elements."""
+        """Finite-difference gradients, directional beyond max_probes elements (of the tensor
+        probed, input or let); records which it did in numeric_kinds."""
         raise NotImplementedError
 
     def train(self, progress=None) -> TrainRecord:
@@ -101,6 +105,28 @@ class Program:
         """Where each non-finite result was born: phase "forward" takes value names,
         "overridden" and "true" take (output, input) pairs."""
         return []
+
+    def expr_of(self, name: str):
+        """The expression that defines a let or an output (for errors that point into the spec)."""
+        exp = self.experiment
+        for out in exp.outputs:
+            if out.name == name:
+                return out.expr
+        return next((let.expr for let in exp.lets if name in let.names), exp.outputs[0].expr)
+
+
+def note_loss_shape(program, shape: tuple) -> None:
+    """A non-scalar loss is trained on its sum (as tf.train optimizers do): say so."""
+    if tuple(shape) != ():
+        name = program.experiment.train.loss
+        program.warnings.append(f"train.loss {name!r} has shape {tuple(shape)}, not a scalar: "
+                                "training minimizes (and reports) its sum, as tf.train "
+                                "optimizers do with a non-scalar loss")
+
+
+def loss_value(array) -> float:
+    """The loss a step reports: the sum of a non-scalar loss (what its gradient is of)."""
+    return float(np.sum(np.asarray(array)))
 
 
 def small(arrays) -> bool:
