@@ -10,7 +10,7 @@ from core_helpers import assert_close, check_gradients, fd_gradients
 
 import gradcli as gc
 from gradcli.core import registry
-from gradcli.errors import GradientError, GraphError
+from gradcli.errors import GraphError
 from gradcli.opset import OPS
 
 
