@@ -26,7 +26,7 @@ def trainable_variables(loss: Tensor) -> list[Variable]:
 class Optimizer:
     """Base: subclasses pick the tf_updates rule that updates each variable."""
 
-    def __init__(self, learning_rate: float, rule) -> None:
+    def __init__(self, learning_rate: float, rule):
         self.learning_rate = float(learning_rate)
         self._rule = rule
         self.iterations = 0
@@ -44,7 +44,7 @@ class Optimizer:
         return list(zip(grads, var_list))
 
     def apply_gradients(self, grads_and_vars) -> None:
-        """One update step for every variable whose gradient is not None."""
+        """One update step for every variable whose gradient is not None, applied now (returns None)."""
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         if not pairs:
             raise GradientError("no gradients provided for any variable: every gradient is None "
@@ -58,7 +58,7 @@ class Optimizer:
             self._rule.finish_step()
 
     def minimize(self, loss: Tensor, var_list=None) -> None:
-        """compute_gradients then apply_gradients: one training step.
+        """compute_gradients then apply_gradients: one training step, applied now (returns None).
 
         The gradient graph is built on the first call and replayed on later ones.
         """
@@ -74,7 +74,7 @@ class GradientDescentOptimizer(Optimizer):
     """var -= grad * lr, with lr rounded through float32 as tf.train does (0.1 acts as
     0.10000000149011612 on a float64 variable)."""
 
-    def __init__(self, learning_rate: float) -> None:
+    def __init__(self, learning_rate: float):
         super().__init__(learning_rate, SGDRule(learning_rate))
 
 
@@ -84,7 +84,7 @@ class MomentumOptimizer(Optimizer):
     lr and momentum are rounded through float32, as tf.train does.
     """
 
-    def __init__(self, learning_rate: float, momentum: float = 0.9, use_nesterov: bool = False) -> None:
+    def __init__(self, learning_rate: float, momentum: float = 0.9, use_nesterov: bool = False):
         super().__init__(learning_rate, MomentumRule(learning_rate, momentum, use_nesterov))
         self.momentum, self.use_nesterov = float(momentum), bool(use_nesterov)
 
@@ -97,6 +97,6 @@ class AdamOptimizer(Optimizer):
     """
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8) -> None:
+                 epsilon: float = 1e-8):
         super().__init__(learning_rate, AdamRule(learning_rate, beta1, beta2, epsilon))
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
