@@ -292,7 +292,7 @@ def trained(case) -> tuple[list, dict] | None:
     # tf.train rounds Python-float hyper-parameters through float32, in the kernels' order below
     lr, mu, b1, b2, eps = (float(np.float32(v)) for v in (t["lr"], 0.9, 0.9, 0.999, 1e-8))
     b1_power, b2_power = np.float32(0.9), np.float32(0.999)  # AdamOptimizer's float32 powers
-    for step in range(1, t["steps"] + 1):
+    for _ in range(t["steps"]):
         losses.append(numpy_loss(case, params))
         grads = clipped(tf_gradients(case, params, overridden=True, stop=False)["loss"], t["clip"])
         for n, g in grads.items():
