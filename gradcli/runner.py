@@ -13,6 +13,7 @@ from .backends.program import TrainRecord, nonfinite_kind, train_error
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
+from .spec.lint_discrete import run_warnings
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
@@ -88,6 +89,7 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
+    result.warnings += run_warnings(experiment)  # overrides a boolean/integer path cuts off
     result.warnings += program.warnings
     result.nonfinite = locate_nonfinite(program, values, overridden, true)
     if experiment.train is not None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from gradcli.record import record
 from gradcli.spec.ast import Call, Name, Node, walk
+from gradcli.spec.lint_discrete import cut_overrides
+from gradcli.spec.lint_discrete import message as cut_message
 from gradcli.spec.model import Experiment, Expr, Location
 
 
@@ -25,7 +27,8 @@ class LintWarning:
 
 def lint(experiment: Experiment) -> list[LintWarning]:
     """Every warning for `experiment`, in the order of the sections they concern."""
-    return [*_overrides_matching_nothing(experiment), *_unused_gradients(experiment),
+    return [*_overrides_matching_nothing(experiment), *_overrides_cut(experiment),
+            *_unused_gradients(experiment),
             *_uncalled_functions(experiment), *_unconnected_wrt(experiment)]
 
 
@@ -62,7 +65,6 @@ def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
     everywhere: set[str] = set()
     for expr in [*expressions.values(), *(f.forward for f in experiment.functions.values())]:
         everywhere |= _ops_built(expr.node, experiment)
-    listed = isinstance(experiment.raw.get("override_map"), list)
     warnings = []
     for i, entry in enumerate(experiment.override_map):
         if entry.scope is None:
@@ -73,12 +75,23 @@ def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
                 if name in expressions:
                     built |= _ops_built(expressions[name].node, experiment)
         if entry.op not in built:
-            key = f"override_map[{i}]" if listed else f"override_map.{entry.op}"
+            key = _override_key(experiment, i, entry)
             warnings.append(LintWarning(
                 f"override_map entry {entry.op!r} -> {entry.gradient!r} matches no op: no "
                 f"{entry.op} op is built{where} (the most common silent no-op of "
                 "gradient_override_map)", entry.loc, key))
     return warnings
+
+
+def _override_key(experiment: Experiment, i: int, entry) -> str:
+    listed = isinstance(experiment.raw.get("override_map"), list)
+    return f"override_map[{i}]" if listed else f"override_map.{entry.op}"
+
+
+def _overrides_cut(experiment: Experiment) -> list[LintWarning]:
+    """Entries that match ops on a boolean/integer path, where no gradient ever flows."""
+    return [LintWarning(cut_message(entry, reason), entry.loc, _override_key(experiment, i, entry))
+            for i, entry, reason in cut_overrides(experiment)]
 
 
 def _unused_gradients(experiment: Experiment) -> list[LintWarning]:
