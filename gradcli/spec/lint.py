@@ -116,23 +116,17 @@ def _unconnected_wrt(experiment: Experiment) -> list[LintWarning]:
     """wrt names no output reaches, not walking past stop_gradients.
 
     A spec that sets `unconnected:` has said how it wants them reported, so it
-    is not warned.
+    is not warned. A name the outputs do use, but only through stopped names,
+    is told which stop_gradients entries cut it off.
     """
     if "unconnected" in experiment.raw:
         return []
     deps = {name: {n.id for n in walk(expr.node) if isinstance(n, Name)}
             for name, expr in _expressions(experiment).items()}
     stopped = set(experiment.stop_gradients)
-    reached: set[str] = set()
-    for output in experiment.outputs:
-        pending = [output.name]
-        while pending:
-            name = pending.pop()
-            if name in reached:
-                continue
-            reached.add(name)
-            if name not in stopped:
-                pending.extend(deps.get(name, ()))
+    outputs = [output.name for output in experiment.outputs]
+    reached = _reached(outputs, deps, stopped)
+    used = _reached(outputs, deps, set())
     explicit = "wrt" in experiment.raw
     warnings = []
     for name in experiment.wrt:
@@ -143,6 +137,27 @@ def _unconnected_wrt(experiment: Experiment) -> list[LintWarning]:
         else:
             loc = _expressions(experiment)[name].loc
         key = "wrt" if explicit else f"inputs.{name}"
-        warnings.append(LintWarning(f"no output depends on {name!r}, so its gradients are all "
-                                    "unconnected", loc, key))
+        if name in used:
+            cutting = [s for s in experiment.stop_gradients
+                       if s in reached and s != name and name in _reached([s], deps, set())]
+            through = ", ".join(repr(s) for s in cutting)
+            message = (f"the outputs use {name!r} only through {through} (listed in "
+                       f"stop_gradients), so its gradients are all unconnected")
+        else:
+            message = f"no output depends on {name!r}, so its gradients are all unconnected"
+        warnings.append(LintWarning(message, loc, key))
     return warnings
+
+
+def _reached(start: list[str], deps: dict[str, set[str]], stopped: set[str]) -> set[str]:
+    """Every name reachable from `start` through the expressions, not expanding stopped names."""
+    reached: set[str] = set()
+    pending = list(start)
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        if name not in stopped:
+            pending.extend(deps.get(name, ()))
+    return reached
