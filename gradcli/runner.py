@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from . import backends
-from .backends.program import TrainRecord, nonfinite_kind, train_error
+from .backends.program import TrainRecord, check_grad_ys, nonfinite_kind, train_error
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
@@ -75,6 +75,7 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
     """Build the experiment once on the backend and collect everything about it."""
     program = backends.build(experiment, backend)
     values = program.values()
+    check_grad_ys(experiment, {name: np.shape(value) for name, value in values.items()})
     overridden, true = program.gradients("overridden"), program.gradients("true")
     numeric_grads = program.numeric(MAX_PROBES, DIRECTIONS) if numeric else None
     gradients, summary = {}, {}
