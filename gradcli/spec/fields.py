@@ -56,8 +56,7 @@ def describe(node: YNode | None) -> str:
 
 
 def _describe_text(text: str) -> str:
-    shown = text if len(text) <= 40 else text[:37] + "..."
-    return f"the string {shown!r}"
+    return f"the string {_short(text)!r}"
 
 
 def is_identifier(name: str) -> bool:
@@ -119,8 +118,13 @@ def expect_names(node: YNode | None, key: str) -> list[tuple[str, Scalar]]:
     return [(expect_name(item, sub(key, i)), item) for i, item in enumerate(seq.items)]
 
 
-def number_value(node: YNode | None, *, finite: bool = True) -> float | int | None:
-    """The number a scalar holds (numeric strings such as 1e-3 included), else None."""
+def number_value(node: YNode | None, key: str = "", *,
+                 finite: bool = True) -> float | int | None:
+    """The number a scalar holds (numeric strings such as 1e-3 included), else None.
+
+    A decimal too large for a float (1e400) is refused rather than silently read
+    as inf; inf and nan themselves are accepted only where `finite` is False.
+    """
     if not isinstance(node, Scalar):
         return None
     if node.kind in ("int", "float"):
@@ -132,15 +136,27 @@ def number_value(node: YNode | None, *, finite: bool = True) -> float | int | No
         value = _NONFINITE[node.value.strip().lower()]
     else:
         return None
+    if isinstance(value, float) and math.isinf(value) and not _spells_nonfinite(node.text):
+        raise fail(node, key, f"the number {_short(node.text)} is too large for a float (it "
+                              "would silently become inf)", "write inf if you mean infinity")
     if isinstance(value, float) and finite and not math.isfinite(value):
         return None
     return value
 
 
+def _spells_nonfinite(text: str) -> bool:
+    """Whether the text names inf or nan itself (inf, .inf, -Infinity, NaN, ...)."""
+    return text.strip().lower().lstrip("+-").lstrip(".") in ("inf", "infinity", "nan")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def expect_number(node: YNode | None, key: str, *, minimum: float | None = None,
                   positive: bool = False, below: float | None = None) -> float:
     """A finite number, optionally > 0, >= minimum or < below."""
-    value = number_value(node)
+    value = number_value(node, key)
     if value is None:
         raise fail(node, key, f"expected a number, got {describe(node)}")
     try:
@@ -159,7 +175,7 @@ def expect_number(node: YNode | None, key: str, *, minimum: float | None = None,
 def expect_int(node: YNode | None, key: str, *, minimum: int | None = None,
                maximum: int | None = None) -> int:
     """An integer (2.0 counts; True does not) within [minimum, maximum]."""
-    value = number_value(node)
+    value = number_value(node, key)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int):

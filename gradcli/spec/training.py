@@ -190,7 +190,7 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
         seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
         loss = []
         for item in seq.items:
-            number = number_value(item, finite=False)
+            number = number_value(item, sub(key, "loss"), finite=False)
             if number is None:
                 raise fail(item, sub(key, "loss"), f"expected a number, got {describe(item)}")
             try:
