@@ -41,6 +41,13 @@ def reports_errors(command):
             raise SystemExit(exc.exit_code) from None
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except MemoryError:  # the budget (--max-memory) did not foresee it: still the user's spec
+            if debug:
+                raise
+            err.print(Text.assemble(("error: ", "bold red"), "out of memory: the spec needs more "
+                                    "memory than this machine gives it; make its tensors smaller "
+                                    "or lower --max-memory (see docs/untrusted.md)"))
+            raise SystemExit(2) from None
         except Exception as exc:  # a bug of ours: say so plainly, keep the traceback for --debug
             if debug:
                 raise
@@ -92,6 +99,20 @@ def _progress(err: Console, quiet: bool):
                                                            console=err, transient=True)
 
 
+def _memory_size(ctx, param, value):
+    if value is None:
+        return None
+    from .core.budget import parse_size
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+max_memory = click.option("--max-memory", default=None, metavar="SIZE", callback=_memory_size,
+                          help="Memory budget for a run's tensors, e.g. 16GiB (default 4GiB; "
+                               "one tensor may take half). See docs/untrusted.md.")
+
 spec_paths = click.argument("specs", nargs=-1, required=True,
                             type=click.Path(exists=True, dir_okay=False, path_type=Path))
 
@@ -121,8 +142,9 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="One line per spec: passed, FAILED or ran.")
 @click.option("--strict", is_flag=True, help="Treat lint warnings (unused overrides) as errors.")
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
+@max_memory
 @reports_errors
-def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> None:
+def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_memory) -> None:
     """Run each SPEC and print its values and gradient tables.
 
     Exit 1 when an expect block is not met, 2 for a bad spec or backend.
@@ -133,7 +155,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
     results = []
     for exp in experiments:
         result = runner.run(exp, backend=backend, numeric=not no_numeric,
-                            progress=_progress(err, quiet))
+                            progress=_progress(err, quiet), max_memory=max_memory)
         results.append(result)
         if fmt == "table":
             if quiet:
@@ -162,8 +184,9 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
               help="Exit 1 when any gradient differs from the first column by more than this.")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True)
+@max_memory
 @reports_errors
-def compare(specs, backends, overrides, tolerance, fmt) -> None:
+def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
     """Put the overridden gradients of several SPECs (or backends) side by side."""
     out, err = _consoles()
     experiments = _load(specs, overrides)
@@ -175,7 +198,7 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
         runs = [(exp.name, exp, None) for exp in experiments]
     if len(runs) < 2:
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
-    results = [runner.run(exp, backend=b) for _, exp, b in runs]
+    results = [runner.run(exp, backend=b, max_memory=max_memory) for _, exp, b in runs]
     labels = [label for label, _, _ in runs]
     rows, ok = runner.compare(results, tolerance, labels)
     if fmt == "json":

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 
 from ..errors import GraphError
+from . import budget as budgets
 from .graph import Tensor, make_op
 from .ops_math import convert, unary
 
@@ -150,6 +151,9 @@ def set_seed(seed: int) -> None:
 def _random(type_: str, draw, shape, seed, dtype, attrs: dict) -> Tensor:
     seed = (_Seeds.base, next(_Seeds.counter)) if seed is None else (int(seed),)
     shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    budget = budgets.active()
+    if budget is not None:  # the draw happens here, before make_op could look at it
+        budget.admit(type_, [], [], {"shape": shape, "dtype": dtype})
     value = draw(np.random.default_rng(list(seed)), shape).astype(dtype)
     value = value[()] if value.ndim == 0 else value
     return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).outputs[0]
