@@ -103,8 +103,20 @@ def one_hot(indices, depth: int, dtype=np.float64) -> Tensor:
     indices = convert(indices)
     if indices.dtype.kind not in "iu":
         raise GraphError(f"one_hot() needs integer indices, got {indices.dtype}")
-    eye = np.eye(int(depth), dtype=dtype)
-    return unary("one_hot", lambda v: eye[v], indices, {"depth": int(depth)})
+    depth = int(depth)
+    return unary("one_hot", lambda v: _one_hot(v, depth, dtype), indices, {"depth": depth})
+
+
+def _one_hot(v, depth: int, dtype):
+    """np.eye(depth)[v] (negative indices wrap, others out of range fail) without the
+    depth x depth identity, which one_hot(i, 10**9) would have allocated."""
+    v = np.asarray(v)
+    if v.size and (v.max() >= depth or v.min() < -depth):
+        bad = v.max() if v.max() >= depth else v.min()
+        raise IndexError(f"index {bad} is out of bounds for axis 0 with size {depth}")
+    out = np.zeros(v.shape + (depth,), dtype=dtype)
+    np.put_along_axis(out, (v % depth)[..., None] if depth else v[..., None], 1, axis=-1)
+    return out
 
 
 def getitem(x, index) -> Tensor:
