@@ -27,12 +27,11 @@ from gradcli.spec.gradients import build_functions, build_override_map, build_re
 from gradcli.spec.inputs import InputBuilder
 from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
 from gradcli.spec.names import Names
+from gradcli.spec.sections import TOP
 from gradcli.spec.sites import check_at, parse_at
 from gradcli.spec.training import build_expect, build_train
 
-TOP_KEYS = ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",
-            "register", "override_map", "functions", "stop_gradients", "grad_ys",
-            "unconnected", "train", "expect")
+TOP_KEYS = TOP.keys
 BACKENDS = ("numpy", "torch", "jax", "tensorflow")
 SPEC_DTYPES = ("float64", "float32")
 UNCONNECTED = ("none", "zero", "error")
@@ -40,7 +39,7 @@ UNCONNECTED = ("none", "zero", "error")
 
 def build_experiment(root: Map, path: str) -> Experiment:
     """Validate every section of `root` and return the Experiment it describes."""
-    check_keys(root, "", TOP_KEYS)
+    check_keys(root, "", TOP)
     default_name = "spec" if path.startswith("<") else Path(path).stem
     name = _optional(root, "name", lambda n: expect_str(n, "name"), default_name)
     description = _optional(root, "description", lambda n: expect_str(n, "description"), "")

@@ -7,6 +7,7 @@ import re
 
 from gradcli.errors import SpecError
 from gradcli.spec.document import Map, Mark, Scalar, Seq, YNode
+from gradcli.spec.sections import Section
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -64,11 +65,13 @@ def is_identifier(name: str) -> bool:
     return bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name)
 
 
-def check_keys(node: Map, key: str, allowed, required=(), noun: str | None = None) -> None:
-    """Refuse unknown keys (with a did-you-mean) and report the first missing required key.
+def check_keys(node: Map, key: str, section: Section, noun: str | None = None) -> None:
+    """Refuse keys `section` does not declare (with a did-you-mean), then report the first
+    missing required key.
 
     With a `noun` the error reads `key: unknown <noun> 'x'`; else `key.x: unknown key 'x'`.
     """
+    allowed = section.keys
     for name, (key_node, _) in node.items.items():
         if name not in allowed:
             hint = did_you_mean(name, allowed) or f"expected one of {', '.join(allowed)}"
@@ -76,8 +79,11 @@ def check_keys(node: Map, key: str, allowed, required=(), noun: str | None = Non
                 raise fail(key_node, key, f"unknown {noun} {name!r}", hint)
             raise fail(key_node, sub(key, name), f"unknown key {name!r}"
                        + (f" in {key}" if key else ""), hint)
-    for name in required:
+    for name in section.required:
         if name not in node.items:
+            if name in section.missing:
+                message, hint = section.missing[name]
+                raise fail(node, sub(key, name) if not key else key, message, hint)
             raise fail(node, key, f"missing the required key {name!r}")
 
 

@@ -27,6 +27,7 @@ from gradcli.spec.fields import (
 )
 from gradcli.spec.model import Expr, FunctionSpec, GradientSpec, OverrideEntry
 from gradcli.spec.names import Names, check_new_name
+from gradcli.spec.sections import FUNCTION, OVERRIDE_ENTRY
 from gradcli.spec.sites import Site, check_at, error_at, parse_at
 
 ATTRIBUTE_NAMES = frozenset(p for spec in OPS.values() for p in spec.params
@@ -91,7 +92,7 @@ def build_functions(node: Map | None, spec_names: list[str]) -> dict[str, Functi
     for fname, (key_node, value) in node.items.items():
         key = sub("functions", fname)
         body = expect_map(value, key, "a mapping with args, forward and gradient")
-        check_keys(body, key, ("args", "forward", "gradient"), ("args", "forward", "gradient"))
+        check_keys(body, key, FUNCTION)
         args: list[str] = []
         for arg, arg_node in expect_names(body.get("args"), sub(key, "args")):
             check_new_name(arg, arg_node, sub(key, "args"), "argument name")
@@ -202,7 +203,7 @@ def build_override_map(node: YNode | None, names: Names,
         for i, item in enumerate(node.items):
             key = sub("override_map", i)
             entry = expect_map(item, key, "a mapping {op, gradient, scope}")
-            check_keys(entry, key, ("op", "gradient", "scope"), ("op", "gradient"))
+            check_keys(entry, key, OVERRIDE_ENTRY)
             op_node = entry.get("op")
             op = _resolve_op(expect_str(op_node, sub(key, "op"), "an op type"), op_node,
                              sub(key, "op"))
