@@ -88,7 +88,7 @@ class Interpreter:
         if isinstance(node, ast.ListExpr):
             items = [self._eval(i, expr, env) for i in node.items]
             if any(self.builder.is_tensor(i) for i in items):
-                return self.builder.ops["stack"]([self._tensor(i) for i in items])
+                return self._apply(expr, node, "stack", [self._tensor(i) for i in items])
             return items
         if isinstance(node, ast.Call):
             return self._call(node, expr, env)
@@ -106,9 +106,8 @@ class Interpreter:
             return self._pass_through(node, expr, env)
         kwargs = {k: v for k, v in node.kwargs}
         if name == "getitem":
-            target = self._eval(node.args[0], expr, env)
-            return self.builder.ops["getitem"](self._tensor(target),
-                                               self._index(kwargs["index"], expr, env))
+            target = self._tensor(self._eval(node.args[0], expr, env))
+            return self._apply(expr, node, name, target, self._index(kwargs["index"], expr, env))
         args = [self._eval(a, expr, env) for a in node.args]
         kwargs = {k: self._eval(v, expr, env) for k, v in kwargs.items()}
         spec = OPS[name]
@@ -120,6 +119,10 @@ class Interpreter:
             args[0] = [self._tensor(a) for a in args[0]]
         else:
             self._constants_for_tensor_params(spec, args)
+        return self._apply(expr, node, name, *args, **kwargs)
+
+    def _apply(self, expr, node, name, *args, **kwargs):
+        """The backend's op; its errors (a refused budget included) point at the call."""
         try:
             return self.builder.ops[name](*args, **kwargs)
         except SpecError:

@@ -50,7 +50,7 @@ def test_an_outer_product_past_the_budget_is_refused_before_it_allocates(tmp_pat
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_way_to_ask_for_a_huge_tensor_is_refused(tmp_path, backend):
     attacks = {
-        "uniform": ("outputs:\n  y: sum(uniform([100000, 100000]))\n",
+        "uniform": ("inputs:\n  x: [1.0]\noutputs:\n  y: sum(x) + sum(uniform([100000, 100000]))\n",
                     "op 'uniform' would make a tensor of shape [100000, 100000]"),
         "one_hot": ("inputs:\n  i: {value: [0, 1, 2], dtype: int64}\n"
                     "outputs:\n  y: sum(one_hot(i, 1000000000))\n",
@@ -64,9 +64,10 @@ def test_every_way_to_ask_for_a_huge_tensor_is_refused(tmp_path, backend):
     }
     jobs = [["run", "--no-numeric", "--backend", backend, write(tmp_path, text, f"{name}.yaml")]
             for name, (text, _) in attacks.items()]
-    for (name, (_, expected)), result in zip(attacks.items(), run_limited(jobs)):
+    for (name, (_, expected)), job, result in zip(attacks.items(), jobs, run_limited(jobs)):
         assert result["exit_code"] == 2 and problems(result) == [], (name, result)
         assert expected in flat(result["stderr"]), (name, result["stderr"])
+        assert flat(result["stderr"]).startswith(f"error: {job[-1]}:"), result["stderr"]
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
