@@ -1,11 +1,14 @@
 """The gradcli command line: parse arguments, call the runner, render, exit.
 
 Exit codes: 0 success; 1 an expect block or a comparison not met; 2 a bad
-spec, bad arguments or a missing backend.
+spec, bad arguments, a missing backend or output that cannot be written;
+130 interrupted (Ctrl-C); 141 stdout's reader went away. With several
+specs every one runs, and the exit code is the worst of theirs.
 """
 from __future__ import annotations
 
 import functools
+import io
 import os
 import sys
 from pathlib import Path
@@ -15,15 +18,32 @@ from rich.console import Console
 from rich.text import Text
 
 from . import __version__, render, runner
+from . import output as outputs
 from .errors import GradcliError, SpecError
+from .printable import printable, printable_lines
+from .record import record
 
 FORMATS = ("table", "json", "markdown", "csv")
 
 
 def _consoles(quiet: bool = False) -> tuple[Console, Console]:
     no_color = bool(os.environ.get("NO_COLOR"))
-    return (Console(no_color=no_color, quiet=quiet, highlight=False),
+    return (Console(file=outputs.Stdout(), no_color=no_color, quiet=quiet, highlight=False),
             Console(stderr=True, no_color=no_color, highlight=False))
+
+
+def _file_console() -> Console:
+    """A console that renders the tables as plain text (no ANSI codes) for --output."""
+    return Console(file=io.StringIO(), color_system=None, force_terminal=False, highlight=False,
+                   emoji=False)
+
+
+def _error_line(message: str) -> Text:
+    return Text.assemble(("error: ", "bold red"), printable_lines(message))
+
+
+OUT_OF_MEMORY = ("out of memory: the spec needs more memory than this machine gives it; make its "
+                 "tensors smaller or lower --max-memory (see docs/untrusted.md)")
 
 
 def reports_errors(command):
@@ -32,63 +52,84 @@ def reports_errors(command):
     @functools.wraps(command)
     def wrapper(*args, debug: bool = False, **kwargs):
         _, err = _consoles()
+        click.get_current_context().meta["gradcli.debug"] = debug
         try:
-            return command(*args, **kwargs)
+            command(*args, **kwargs)
+            outputs.flush_stdout()  # a full disk shows here, as an error, not at exit
         except GradcliError as exc:
             if debug:
                 raise
-            err.print(Text.assemble(("error: ", "bold red"), str(exc)))
+            if str(exc):  # a closed pipe has nothing to say
+                err.print(_error_line(str(exc)), soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
-        except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
+        except KeyboardInterrupt:  # 130 as a shell reports SIGINT; 1 would mean "expect failed"
+            err.print(Text("interrupted", style="bold red"))
+            raise SystemExit(130) from None
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except MemoryError:  # the budget (--max-memory) did not foresee it: still the user's spec
             if debug:
                 raise
-            err.print(Text.assemble(("error: ", "bold red"), "out of memory: the spec needs more "
-                                    "memory than this machine gives it; make its tensors smaller "
-                                    "or lower --max-memory (see docs/untrusted.md)"))
+            err.print(_error_line(OUT_OF_MEMORY), soft_wrap=True)
             raise SystemExit(2) from None
         except Exception as exc:  # a bug of ours: say so plainly, keep the traceback for --debug
             if debug:
                 raise
-            err.print(Text.assemble(("internal error: ", "bold red"), f"{type(exc).__name__}: {exc}\n"
-                                    "run again with --debug for the traceback, and please report it"))
+            err.print(_internal_error(exc), soft_wrap=True)
             raise SystemExit(2) from None
 
     return click.option("--debug", is_flag=True, help="Show Python tracebacks (for bug reports).")(wrapper)
 
 
-def _load(paths, overrides=()):
-    from .spec import load_spec  # imported here so `gradcli --help` stays fast
-    return [load_spec(Path(p), overrides=overrides) for p in paths]
+def _internal_error(exc: Exception, where: str = "") -> Text:
+    return Text.assemble(("internal error: ", "bold red"),
+                         printable_lines(f"{where}{type(exc).__name__}: {exc}\n"
+                                         "run again with --debug for the traceback, and please "
+                                         "report it"))
 
 
-def _lint(experiments, strict: bool, err: Console) -> None:
-    from .spec import lint
-    problems = [w for exp in experiments for w in lint(exp)]
-    for warning in problems:
-        err.print(Text.assemble(("warning: ", "yellow"), str(warning)))
-    if strict and problems:
-        raise SpecError(f"{len(problems)} lint warning(s) and --strict is set")
+@record
+class Failure:
+    """A spec that could not be loaded or run: what to say, and its exit code."""
+
+    path: object
+    message: str
+    exit_code: int
 
 
-def _write(text: str, output: Path | None, console: Console) -> None:
-    """Print, or write atomically: a failed run never leaves half a file behind."""
-    if output is None:
-        console.file.write(text)
-        console.file.flush()
-        return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
+def _attempt(path, work, err: Console):
+    """work() for one spec; a failure is reported beside the spec and returned, so the
+    other specs still run (KeyboardInterrupt still stops everything)."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        return work()
+    except Exception as exc:
+        if click.get_current_context().meta.get("gradcli.debug"):
+            raise
+        message = str(exc)
+        if not message.startswith(str(path)):
+            message = f"{path}: {message}"
+        if isinstance(exc, (GradcliError, MemoryError)):
+            if isinstance(exc, MemoryError):
+                message = f"{path}: {OUT_OF_MEMORY}"
+            err.print(_error_line(message), soft_wrap=True)
+            return Failure(path, message, getattr(exc, "exit_code", 2))
+        err.print(_internal_error(exc, f"{path}: "), soft_wrap=True)
+        return Failure(path, f"internal error: {path}: {type(exc).__name__}: {exc}", 2)
+
+
+def _worst(codes) -> int:
+    return max(codes, default=0)  # 2 (an error) > 1 (an expectation not met) > 0
+
+
+def _load_one(path, overrides, strict: bool, err: Console):
+    from .spec import lint, load_spec  # imported here so `gradcli --help` stays fast
+    experiment = load_spec(Path(path), overrides=overrides)
+    problems = list(lint(experiment))
+    for warning in problems:
+        err.print(Text.assemble(("warning: ", "yellow"), printable_lines(str(warning))), soft_wrap=True)
+    if strict and problems:
+        raise SpecError(f"{len(problems)} lint warning(s) and --strict is set", path=str(path))
+    return experiment
 
 
 def _progress(err: Console, quiet: bool):
@@ -137,8 +178,9 @@ def cli() -> None:
               help="Change a spec key, e.g. --set inputs.x=[1,2,3] --set train.steps=5 (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table for people; json (one document on stdout), markdown or csv for tools.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the json/markdown/csv output to this file (atomically).")
+@click.option("--output", default=None, metavar="FILE",
+              help="Write the output to this file instead of stdout (tables as plain text). A "
+                   "regular file is replaced atomically; a read-only file or the spec is refused.")
 @click.option("--quiet", "-q", is_flag=True, help="One line per spec: passed, FAILED or ran.")
 @click.option("--strict", is_flag=True, help="Treat lint warnings (unused overrides) as errors.")
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
@@ -147,32 +189,57 @@ def cli() -> None:
 def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_memory) -> None:
     """Run each SPEC and print its values and gradient tables.
 
-    Exit 1 when an expect block is not met, 2 for a bad spec or backend.
+    Every spec runs even when another fails. Exit 2 when a spec is bad or its
+    backend missing, else 1 when an expect block is not met, else 0.
     """
+    target = None if output is None else outputs.prepare(output, specs)
     out, err = _consoles(quiet=quiet and fmt == "table")
-    experiments = _load(specs, overrides)
-    _lint(experiments, strict, err)
-    results = []
-    for exp in experiments:
-        result = runner.run(exp, backend=backend, numeric=not no_numeric,
-                            progress=_progress(err, quiet), max_memory=max_memory)
-        results.append(result)
+    tables_file = _file_console() if fmt == "table" and target is not None else None
+    if tables_file is not None:
+        out = tables_file
+    outcomes = []
+    for path in specs:
+        outcome = _attempt(path, lambda path=path: runner.run(
+            _load_one(path, overrides, strict, err), backend=backend, numeric=not no_numeric,
+            progress=_progress(err, quiet), max_memory=max_memory), err)
+        outcomes.append(outcome)
         if fmt == "table":
-            if quiet:
-                err.print(render.quiet_line(result))
-            else:
-                for part in render.result_renderables(result):
-                    out.print(part)
-    if fmt == "json":
-        _write(render.json_text(results) + "\n", output, out)
-    elif fmt == "markdown":
-        _write("\n".join(render.to_markdown(r) for r in results), output, out)
-    elif fmt == "csv":
-        _write(render.to_csv(results), output, out)
-    failed = [r for r in results if r.exit_code]
+            _show_table(outcome, out, err, quiet, to_file=target is not None)
+    results = [o for o in outcomes if not isinstance(o, Failure)]
+    text = _formatted(fmt, outcomes, tables_file) if results else None
+    if text is not None:
+        if target is None:
+            outputs.write_stdout(text)
+        else:
+            outputs.write_file(target, text, output)
     if quiet and fmt == "table":
-        err.print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-    raise SystemExit(1 if failed else 0)
+        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))))
+    raise SystemExit(_worst(o.exit_code for o in outcomes))
+
+
+def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool) -> None:
+    if isinstance(outcome, Failure):
+        if to_file:  # stderr has it already; the file should not look complete without it
+            out.print(_error_line(outcome.message))
+        return
+    if quiet:
+        err.print(render.quiet_line(outcome))
+    if not quiet or to_file:
+        for part in render.result_renderables(outcome):
+            out.print(part)
+
+
+def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | None:
+    """The whole output of a run in a tool format, or the tables rendered for --output."""
+    if fmt == "json":
+        return render.json_text([render.error_doc(o.path, o.message, o.exit_code)
+                                 if isinstance(o, Failure) else o for o in outcomes]) + "\n"
+    if fmt == "markdown":
+        return "\n".join(render.markdown_error(o.path, o.message) if isinstance(o, Failure)
+                         else render.to_markdown(o) for o in outcomes)
+    if fmt == "csv":
+        return render.to_csv([o for o in outcomes if not isinstance(o, Failure)])
+    return None if tables_file is None else tables_file.file.getvalue()
 
 
 @cli.command()
@@ -181,44 +248,55 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
               help="Run one spec on several backends, one column each (e.g. numpy,torch).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
 @click.option("--tolerance", type=float, default=None,
-              help="Exit 1 when any gradient differs from the first column by more than this.")
+              help="Exit 1 when any gradient, training loss or final parameter differs from the "
+                   "first column by more than this (NaN against a number always differs).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True)
 @max_memory
 @reports_errors
 def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
-    """Put the overridden gradients of several SPECs (or backends) side by side."""
+    """Put the overridden gradients and training of several SPECs (or backends) side by side."""
     out, err = _consoles()
-    experiments = _load(specs, overrides)
+    if tolerance is not None and not tolerance >= 0:
+        raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
+    loaded = [_attempt(p, lambda p=p: _load_one(p, overrides, False, err), err) for p in specs]
+    _require_all(loaded, specs)
     if backends:
         names = [b.strip() for b in backends.split(",") if b.strip()]
-        runs = [(f"{exp.name} [{b}]" if len(experiments) > 1 else b, exp, b)
-                for exp in experiments for b in names]
+        runs = [(f"{exp.name} [{b}]" if len(loaded) > 1 else b, exp, b)
+                for exp in loaded for b in names]
     else:
-        runs = [(exp.name, exp, None) for exp in experiments]
+        runs = [(exp.name, exp, None) for exp in loaded]
     if len(runs) < 2:
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
-    results = [runner.run(exp, backend=b, max_memory=max_memory) for _, exp, b in runs]
     labels = [label for label, _, _ in runs]
-    rows, ok = runner.compare(results, tolerance, labels)
-    if fmt == "json":
-        doc = {"runs": labels, "tolerance": tolerance, "within_tolerance": ok,
-               "rows": [{"output": r.output, "input": r.input,
-                         "overridden": render.jsonable(r.overridden), "true": render.jsonable(r.true),
-                         "max_diff": render.jsonable(r.max_diff), "within": r.within,
-                         "notes": r.notes} for r in rows]}
-        import json
+    results = [_attempt(label, lambda exp=exp, b=b: runner.run(exp, backend=b,
+                                                                   max_memory=max_memory), err)
+               for label, exp, b in runs]
+    _require_all(results, labels)
+    rows, gradients_ok = runner.compare(results, tolerance, labels)
+    train_rows, training_ok = runner.compare_training(results, tolerance, rows)
+    ok = gradients_ok and training_ok
+    from . import render_compare as layout
 
-        _write(json.dumps(doc, indent=2, allow_nan=False) + "\n", None, out)
+    if fmt == "json":
+        outputs.write_stdout(layout.comparison_json(labels, tolerance, ok, rows, train_rows) + "\n")
     else:
-        out.print(render.comparison_table(labels, rows, tolerance))
-        notes = render.convention_notes(labels, results, rows)
-        if notes is not None:
-            out.print(notes)
-        losses = render.loss_table(labels, results)
-        if losses is not None:
-            out.print(losses)
+        out.print(layout.comparison_table(labels, rows, tolerance))
+        for part in (layout.training_comparison_table(labels, train_rows, tolerance),
+                     layout.convention_notes(labels, results, rows),
+                     layout.loss_table(labels, results)):
+            if part is not None:
+                out.print(part)
     raise SystemExit(0 if ok else 1)
+
+
+def _require_all(outcomes: list, names: list) -> None:
+    """compare lines runs up against each other: one missing run spoils the comparison."""
+    failed = [str(name) for name, o in zip(names, outcomes) if isinstance(o, Failure)]
+    if failed:
+        raise GradcliError(f"compare needs every run; {len(failed)} of {len(outcomes)} failed: "
+                           + ", ".join(failed))
 
 
 @cli.command()
@@ -227,12 +305,16 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
 @click.option("--strict", is_flag=True, help="Treat lint warnings as errors.")
 @reports_errors
 def check(specs, overrides, strict) -> None:
-    """Load, validate and lint each SPEC without running it."""
+    """Load, validate and lint each SPEC without running it (every SPEC, even after a bad one)."""
     out, err = _consoles()
-    experiments = _load(specs, overrides)
-    _lint(experiments, strict, err)
-    for exp in experiments:
-        out.print(Text.assemble(("ok ", "green"), f"{exp.path} ({exp.name})"))
+    codes = []
+    for path in specs:
+        exp = _attempt(path, lambda path=path: _load_one(path, overrides, strict, err), err)
+        if isinstance(exp, Failure):
+            codes.append(exp.exit_code)
+        else:
+            out.print(Text.assemble(("ok ", "green"), printable(f"{exp.path} ({exp.name})")))
+    raise SystemExit(_worst(codes))
 
 
 @cli.command(name="list")
@@ -250,19 +332,19 @@ def list_(what) -> None:
         table.add_column("op")
         table.add_column("what it does")
         for spec in OPS.values():
-            table.add_row(spec.signature, spec.doc)
+            table.add_row(Text(spec.signature), Text(spec.doc))  # Text: "[lo, hi]" is not markup
     elif what == "gradients":
         table.add_column("gradient")
         table.add_column("backward pass")
         for name, doc in BUILTIN_GRADIENTS.items():
-            table.add_row(name, doc)
+            table.add_row(Text(name), Text(doc))
     else:
         table.add_column("backend")
         table.add_column("available")
         table.add_column("version / how to install")
         for name in backends.NAMES:
             ok, detail = backends.availability(name)
-            table.add_row(name, "yes" if ok else "no", detail)
+            table.add_row(Text(name), "yes" if ok else "no", Text(detail))
     out.print(table)
 
 
@@ -270,11 +352,11 @@ def list_(what) -> None:
 @reports_errors
 def schema() -> None:
     """Print a JSON Schema of the spec format (for editors and the YAML language server)."""
-    from .spec import json_schema
-    out, _ = _consoles()
     import json
 
-    _write(json.dumps(json_schema(), indent=2) + "\n", None, out)
+    from .spec import json_schema
+
+    outputs.write_stdout(json.dumps(json_schema(), indent=2) + "\n")
 
 
 def main() -> None:

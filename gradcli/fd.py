@@ -9,6 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 
+def probe_kind(size: int, max_probes: int) -> str:
+    """How a tensor of `size` elements is probed: "full" (one central difference per element)
+    or "directional" (more elements than max_probes: seeded random directions)."""
+    return "full" if size <= max_probes else "directional"
+
+
 def central_differences(objective, base: np.ndarray, step: float) -> np.ndarray:
     """d objective / d base by central differences, one element at a time.
 

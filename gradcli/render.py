@@ -12,7 +12,16 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from .printable import printable
+
 ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
+
+
+# ----- spec text -----
+def spec_text(text, style: str = "") -> Text:
+    """Text from a spec (a name, a description, a path) as a rich cell: never markup, never
+    a control sequence."""
+    return Text(printable(text), style=style)
 
 
 # ----- numbers -----
@@ -63,6 +72,7 @@ def to_json(result) -> dict:
         "conventions": [{"topic": c.topic, "text": c.text, "output": c.output, "input": c.input}
                         for c in result.conventions],
     }
+    doc["nonfinite"] = [nonfinite_json(n) for n in result.nonfinite]
     if result.train is not None:
         t = result.train
         doc["train"] = {"loss": jsonable(t.loss), "final_loss": jsonable(t.final_loss),
@@ -73,29 +83,37 @@ def to_json(result) -> dict:
     return doc
 
 
+def error_doc(path, message: str, exit_code: int) -> dict:
+    """The JSON entry of a spec that could not run, in its place among the results."""
+    return {"path": str(path), "error": message, "exit_code": exit_code}
+
+
 def json_text(results) -> str:
+    """Results (and error_doc entries) as one strict JSON document: an object for one."""
     import json
 
-    docs = [to_json(r) for r in results]
+    docs = [r if isinstance(r, dict) else to_json(r) for r in results]
     return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, allow_nan=False)
 
 
 # ----- rich tables -----
 def _table(title: str) -> Table:
     # Wide enough for its title: rich would otherwise wrap it to the columns' width.
-    return Table(title=title, title_justify="left", min_width=len(title) + 2)
+    title = printable(title)
+    return Table(title=Text(title, style="table.title"), title_justify="left", min_width=len(title) + 2)
 
 
 def header(result) -> Panel:
     exp = result.experiment
-    lines = [Text.assemble((exp.name, "bold"), "  ", (exp.description or "", "italic"))]
-    lines.append(Text(f"backend {result.backend} · {exp.dtype} · seed {exp.seed} · {exp.path}",
-                      style="dim"))
+    lines = [Text.assemble(spec_text(exp.name, "bold"), "  ",
+                           spec_text(exp.description or "", "italic"))]
+    lines.append(spec_text(f"backend {result.backend} · {exp.dtype} · seed {exp.seed} · {exp.path}",
+                           "dim"))
     for entry, count in result.overrides:
         scope = f" in {', '.join(entry.scope)}" if entry.scope else ""
         style = "green" if count else "bold yellow"
         note = f"{count} op{'s' if count != 1 else ''}" if count else "matched no op"
-        lines.append(Text(f"override {entry.op} → {entry.gradient}{scope}: {note}", style=style))
+        lines.append(spec_text(f"override {entry.op} → {entry.gradient}{scope}: {note}", style))
     return Panel(Group(*lines), expand=False)
 
 
@@ -108,7 +126,7 @@ def values_table(result) -> Table | None:
     table.add_column("value")
     for name, value in result.values.items():
         array = np.asarray(value)
-        table.add_row(name, str(array.shape) if array.ndim else "scalar", _brief(array))
+        table.add_row(spec_text(name), str(array.shape) if array.ndim else "scalar", _brief(array))
     return table
 
 
@@ -152,7 +170,7 @@ def _element_rows(table: Table, name: str, value, row) -> None:
         over, true, num = (None if c is None else c[k] for c in flat)
         differs = over is not None and true is not None and not _close(over, true)
         label = f"[{', '.join(map(str, index))}]" if index else ""
-        table.add_row(name if k == 0 else "", label,
+        table.add_row(spec_text(name) if k == 0 else "", label,
                       number_text(None if vflat is None else vflat[k]),
                       number_text(over, differs=differs), number_text(true),
                       number_text(num) if row.numeric_kind == "full" else Text(row.numeric_kind, style="dim"))
@@ -175,7 +193,7 @@ def _summary_rows(table: Table, name: str, row) -> None:
             note = {"directional": "directional:", "skipped": "skipped"}.get(row.numeric_kind, "")
             cells.append(Text({"norm": note, "min": "see summary" if note == "directional:" else ""}
                               .get(stat, ""), style="dim"))
-        table.add_row(name if stat == "norm" else "", stat, Text(""), *cells)
+        table.add_row(spec_text(name) if stat == "norm" else "", stat, Text(""), *cells)
 
 
 def _close(a: float, b: float) -> bool:
@@ -191,7 +209,7 @@ def summary_table(result) -> Table:
         table.add_column(column, justify="left" if column == "output/input" else "right")
     for out, row in result.summary.items():
         for name, s in row.items():
-            table.add_row(f"{out}/{name}", *(number_text(v, digits=4) for v in (
+            table.add_row(spec_text(f"{out}/{name}"), *(number_text(v, digits=4) for v in (
                 s.cosine, s.max_abs_diff, s.norm_overridden, s.norm_true, s.sign_agreement,
                 s.numeric_max_abs_diff)))
     return table
@@ -204,7 +222,7 @@ def train_table(result) -> Table:
     table.add_column("loss", justify="right")
     names = list(t.params) if any(t.params.values()) else []
     for name in names:
-        table.add_column(f"{name} after", justify="right")
+        table.add_column(spec_text(f"{name} after"), justify="right")
     steps = range(len(t.loss))
     shown = list(steps) if len(t.loss) <= 20 else [*steps[:10], None, *steps[-5:]]
     for k in shown:
@@ -222,7 +240,7 @@ def expect_text(result) -> Text:
         return Text("expect: passed", style="bold green")
     text = Text("expect: FAILED\n", style="bold red")
     for failure in result.expect.failures:
-        text.append(f"  {failure}\n", style="red")
+        text.append(f"  {printable(failure)}\n", style="red")
     return text
 
 
@@ -236,35 +254,89 @@ def result_renderables(result) -> list:
     if result.expect is not None:
         parts.append(expect_text(result))
     if result.conventions:
-        parts.append(Text("\n".join(f"note: {c.text}" for c in result.conventions), style="dim"))
+        parts.append(Text("\n".join(f"note: {printable(c.text)}" for c in result.conventions),
+                          style="dim"))
+    if result.nonfinite:
+        parts.append(nonfinite_note(result.nonfinite))
     return [p for p in parts if p is not None]
+
+
+# ----- non-finite provenance -----
+_KIND_JSON = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+_KIND_TEXT = {"nan": "NaN", "inf": "inf", "-inf": "-inf"}
+
+
+def nonfinite_json(n) -> dict:
+    """One spec-v2 `nonfinite` record (plus what the result and the op held)."""
+    return {"pass": n.phase, "op": n.op, "expr": n.expr, "location": n.location,
+            "tensor": n.tensor, "step": n.step, "value": _KIND_JSON[n.value],
+            "born": _KIND_JSON[n.born]}
+
+
+def nonfinite_note(records) -> Text:
+    """Where each NaN or infinity was born, one line per birth, naming the results it reached."""
+    births: dict[tuple, list] = {}
+    for n in records:
+        key = (n.phase, n.step, n.op, n.expr, n.location, n.born)
+        births.setdefault(key, []).append(f"{printable(n.tensor)} ({_KIND_TEXT[n.value]})")
+    text = Text()
+    for (phase, step, op, expr, location, born), reached in births.items():
+        when = f"{phase} pass" if step is None else f"training step {step}"
+        text.append(f"non-finite: {when}: {_KIND_TEXT[born]} born at ", style="bold red")
+        text.append(printable(expr or op), style="bold")  # spec text: escaped
+        text.append(printable(f"  {location}" + (f" (op {op})" if op and expr else "")), style="red")
+        text.append(f"; reaches {', '.join(reached)}\n", style="red")
+    text.rstrip()
+    return text
 
 
 def quiet_line(result) -> Text:
     """One line per experiment, for --quiet runs of many specs."""
-    name = result.experiment.name
+    name = printable(result.experiment.name)
     if result.expect is None:
         return Text(f"ran    {name} (no expect block)", style="dim")
     if result.expect.passed:
         return Text(f"passed {name}", style="green")
-    return Text(f"FAILED {name}: " + "; ".join(result.expect.failures), style="bold red")
+    return Text(f"FAILED {name}: " + printable("; ".join(result.expect.failures)), style="bold red")
+
+
+def quiet_summary(results, errors: int) -> str:
+    """The last line of a --quiet run; a spec without expect ran but was not checked."""
+    checked = [r for r in results if r.expect is not None]
+    passed = sum(r.expect.passed for r in checked)
+    parts = [f"{passed} passed", f"{len(checked) - passed} failed"]
+    if len(results) > len(checked):
+        parts.append(f"{len(results) - len(checked)} ran (nothing to check)")
+    if errors:
+        parts.append(f"{errors} error{'s' if errors != 1 else ''}")
+    return ", ".join(parts)
 
 
 # ----- markdown and CSV -----
 def to_markdown(result) -> str:
     exp = result.experiment
-    lines = [f"## {exp.name}", "", exp.description or "", "",
+    lines = [f"## {printable(exp.name)}", "", printable(exp.description or ""), "",
              f"backend `{result.backend}` · `{exp.dtype}` · seed {exp.seed}", ""]
     for out, row in result.gradients.items():
-        lines += [f"### gradients of `{out}`", "",
+        lines += [f"### gradients of `{printable(out)}`", "",
                   "| input | overridden | true | numeric |", "|---|---|---|---|"]
         for name, r in row.items():
-            lines.append(f"| `{name}` | {_md(r.overridden)} | {_md(r.true)} | {_md(r.numeric)} |")
+            lines.append(f"| `{_md_cell(name)}` | {_md(r.overridden)} | {_md(r.true)} | "
+                         f"{_md(r.numeric)} |")
         lines.append("")
     if result.expect is not None:
         lines.append("expect: " + ("passed" if result.expect.passed else
-                                   "FAILED: " + "; ".join(result.expect.failures)))
+                                   "FAILED: " + printable("; ".join(result.expect.failures))))
     return "\n".join(lines) + "\n"
+
+
+def markdown_error(path, message: str) -> str:
+    """The markdown section of a spec that could not run."""
+    return f"## {printable(path)}\n\nerror: {printable(message)}\n"
+
+
+def _md_cell(text) -> str:
+    return printable(text).replace("|", "\\|")  # a bare | would end the cell
 
 
 def _md(value) -> str:
@@ -288,76 +360,7 @@ def to_csv(results) -> str:
                         for c in (r.overridden, r.true, r.numeric)]
                 size = max((c.size for c in cols if c is not None), default=0)
                 for k in range(size):
-                    writer.writerow([result.experiment.name, result.backend, out, name, k,
+                    writer.writerow([printable(result.experiment.name), result.backend,
+                                     printable(out), printable(name), k,
                                      *("" if c is None else repr(float(c[k])) for c in cols)])
     return buffer.getvalue()
-
-
-def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
-    """Overridden gradients side by side (one column per run), the true gradient once."""
-    table = _table("overridden gradients side by side")
-    table.add_column("output/input")
-    table.add_column("element")
-    for label in labels:
-        table.add_column(label, justify="right")
-    table.add_column("true", justify="right")
-    table.add_column("max |diff|", justify="right")
-    if tolerance is not None:
-        table.add_column(f"≤ {tolerance:g}")
-    for row in rows:
-        columns = [*row.overridden, row.true]
-        arrays = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64)) for c in columns]
-        size = max((a.size for a in arrays if a is not None), default=0)
-        shown = range(size) if size <= ELEMENTWISE_LIMIT else [None]
-        for k in shown:
-            cells = []
-            for a in arrays:
-                if a is None:
-                    cells.append(number_text(None))
-                elif k is None:
-                    cells.append(Text(f"‖·‖ {np.sqrt(np.sum(a * a)):.6g}"))
-                else:
-                    cells.append(number_text(a[k]))
-            verdict = [] if tolerance is None else [_verdict(row)]
-            first = k in (0, None)
-            table.add_row(f"{row.output}/{row.input}" if first else "",
-                          "" if k is None else str(k), *cells,
-                          number_text(row.max_diff) if first else Text(""),
-                          *(verdict if first else [Text("")] * len(verdict)))
-        table.add_section()
-    return table
-
-
-def _verdict(row) -> Text:
-    if row.within:
-        return Text("ok", style="green")
-    if row.notes:
-        return Text("convention (see note)", style="yellow")
-    return Text("DIFFERS", style="bold red")
-
-
-def convention_notes(labels: list[str], results, rows) -> Text | None:
-    """The notes under a comparison: per row, then each backend's general ones."""
-    lines = [f"{r.output}/{r.input}: {note}" for r in rows for note in r.notes]
-    lines += [f"{label}: {c.text}" for label, res in zip(labels, results)
-              for c in res.conventions if c.output is None]
-    if not lines:
-        return None
-    return Text("notes\n" + "\n".join(f"  {line}" for line in dict.fromkeys(lines)), style="dim")
-
-
-def loss_table(labels: list[str], results) -> Table | None:
-    trained = [(label, r) for label, r in zip(labels, results) if r.train is not None]
-    if not trained:
-        return None
-    table = _table("training loss side by side")
-    table.add_column("step", justify="right")
-    for label, _ in trained:
-        table.add_column(label, justify="right")
-    steps = max(len(r.train.loss) for _, r in trained)
-    shown = list(range(steps)) if steps <= 20 else [*range(10), *range(steps - 5, steps)]
-    for k in shown:
-        table.add_row(str(k), *(number_text(r.train.loss[k]) if k < len(r.train.loss) else Text("")
-                                for _, r in trained))
-    table.add_row("end", *(number_text(r.train.final_loss) for _, r in trained))
-    return table

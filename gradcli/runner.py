@@ -9,8 +9,9 @@ import math
 import numpy as np
 
 from . import backends
-from .backends.program import TrainRecord
+from .backends.program import TrainRecord, nonfinite_kind, train_error
 from .core.budget import DEFAULT_TOTAL, memory_budget
+from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
 
@@ -63,6 +64,7 @@ class Result:
     expect: ExpectOutcome | None = None
     warnings: list = Factory(list)
     conventions: list = Factory(list)  # where the backend's framework differs
+    nonfinite: list = Factory(list)    # [Nonfinite]: where each NaN or infinity was born
 
     @property
     def exit_code(self) -> int:
@@ -74,7 +76,7 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
     """Build the experiment once on the backend and collect everything about it.
 
     Every tensor is built under a memory budget of `max_memory` bytes (default
-    8 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
+    4 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
     before it allocates.
     """
     with memory_budget(max_memory or DEFAULT_TOTAL, hint=MEMORY_HINT):
@@ -91,27 +93,47 @@ def _run(experiment, backend, numeric, progress) -> Result:
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
             num = numeric_grads[out][name] if numeric_grads else None
-            kind = _numeric_kind(experiment, name, numeric)
+            kind = program.numeric_kinds[out][name] if numeric else "skipped"  # what it did
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
             summary[out][name] = summarize(over, true[out][name], num, kind, experiment.seed)
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
+    result.warnings += program.warnings
+    result.nonfinite = locate_nonfinite(program, values, overridden, true)
     if experiment.train is not None:
-        result.train = program.train(progress)
+        result.train = train(program, experiment, progress)
+        if result.train.nonfinite is not None:
+            result.nonfinite.append(result.train.nonfinite)
     if experiment.expect is not None:
         result.expect = check_expect(experiment.expect, result)
     result.conventions = list(program.conventions)  # complete only after gradients and training
     return result
 
 
-def _numeric_kind(experiment, name: str, numeric: bool) -> str:
-    if not numeric:
-        return "skipped"
-    spec = experiment.inputs.get(name)
-    size = spec.value.size if spec is not None else 0
-    return "directional" if size > MAX_PROBES else "full"
+def locate_nonfinite(program, values: dict, overridden: dict, true: dict) -> list:
+    """Where each non-finite value and gradient was born; the checked walk runs only for those."""
+    found = []
+    bad = [n for n, v in values.items() if nonfinite_kind(v)]
+    if bad:
+        found += program.locate_nonfinite("forward", bad)
+    for phase, table in (("overridden", overridden), ("true", true)):
+        bad = [(o, i) for o, row in table.items() for i, g in row.items()
+               if g is not None and nonfinite_kind(g)]
+        if bad:
+            found += program.locate_nonfinite(phase, bad)
+    return found
+
+
+def train(program, experiment, progress) -> TrainRecord:
+    """The backend's training; an error with no expression to point at names the train key."""
+    try:
+        return program.train(progress)
+    except GradcliError as exc:
+        if isinstance(exc, SpecError):
+            raise
+        raise train_error(experiment, exc, "train.loss") from None
 
 
 def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
@@ -128,16 +150,30 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
             cosine = 0.0
         else:
             cosine = float(np.clip(np.dot(o, t) / (no * nt), -1.0, 1.0))
-        diff = float(np.max(np.abs(o - t))) if o.size else 0.0
-        agree = float(np.mean(np.sign(o) == np.sign(t))) if o.size else 1.0
+        diff = max_gap(o, t)
+        same_sign = (np.sign(o) == np.sign(t)) | (np.isnan(o) & np.isnan(t))  # NaN agrees with NaN
+        agree = float(np.mean(same_sign)) if o.size else 1.0
     summary = Summary(cosine, diff, no, nt, agree)
     if numeric is not None:
         reference = (directional_projection(true, DIRECTIONS, seed) if numeric_kind == "directional"
                      else true)
-        with np.errstate(all="ignore"):
-            gap = np.abs(np.asarray(numeric, dtype=np.float64) - np.asarray(reference, dtype=np.float64))
-        summary.numeric_max_abs_diff = float(np.max(gap)) if gap.size else 0.0
+        summary.numeric_max_abs_diff = max_gap(numeric, reference)
     return summary
+
+
+def elementwise_gap(a, b) -> np.ndarray:
+    """|a − b|, where equal values (equal infinities too) and two NaNs agree (gap 0), and a
+    NaN against a number disagrees (gap NaN, which no tolerance admits)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        gap = np.where(a == b, 0.0, np.abs(a - b))  # inf - inf would be NaN
+    return np.where(np.isnan(a) & np.isnan(b), 0.0, gap)
+
+
+def max_gap(a, b) -> float:
+    """The largest elementwise_gap; NaN when any element disagrees by a NaN."""
+    gap = elementwise_gap(a, b)
+    return float(np.max(gap)) if gap.size else 0.0  # np.max keeps a NaN, Python's max may not
 
 
 def _norm(value) -> float | None:
@@ -162,11 +198,12 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
             failures.append(f"{label}: expected shape {exp_arr.shape}, got {act_arr.shape}")
             return
         if not np.allclose(act_arr, exp_arr, rtol=expect.rtol, atol=expect.atol, equal_nan=True):
-            with np.errstate(all="ignore"):
-                gap = float(np.nanmax(np.abs(act_arr - exp_arr))) if act_arr.size else 0.0
+            gap = max_gap(act_arr, exp_arr)
             failures.append(f"{label}: expected {_show(expected)}, got {_show(actual)} "
                             f"(max |diff| {gap:.3g}; rtol {expect.rtol:g}, atol {expect.atol:g})")
 
+    if expect.finite:
+        failures += [f"finite: {_nonfinite_text(n)}" for n in result.nonfinite]
     for name, expected in expect.values.items():
         compare(f"values.{name}", expected, result.values.get(name))
     for key, kind in (("gradients", "overridden"), ("true_gradients", "true")):
@@ -183,6 +220,13 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
             if expect.train_loss is not None:
                 compare("train.loss", expect.train_loss, result.train.loss)
     return ExpectOutcome(not failures, failures)
+
+
+def _nonfinite_text(n) -> str:
+    where = f" ({n.location})" if n.location else ""
+    step = f" at step {n.step}" if n.step is not None else ""
+    return (f"{n.phase} {n.tensor} is {n.value}{step}, born as {n.born} at "
+            f"{n.expr or n.op}{where}")
 
 
 def _show(value) -> str:
@@ -205,6 +249,17 @@ class ComparisonRow:
     notes: list = Factory(list)  # conventions that explain a difference
 
 
+@record(frozen=False)
+class TrainingComparisonRow:
+    """One training quantity (the loss per step, the final loss, a final parameter) across runs."""
+
+    quantity: str            # "loss", "final_loss" or "params.<name>"
+    values: list             # one per run, None where that run did not train or lacks it
+    max_diff: float | None
+    within: bool | None
+    notes: list = Factory(list)
+
+
 FLOAT32_ROUNDING = 2e-5  # relative gap two float32 kernels may differ by
 
 
@@ -225,23 +280,64 @@ def compare(results: list, tolerance: float | None = None,
     rows, ok = [], True
     for out, name in keys:
         grads = [_get(r, out, name, "overridden") for r in results]
-        first = grads[0]
-        diffs = [_max_diff(first, g) for g in grads[1:]]
-        max_diff = None if any(d is None for d in diffs) else max(diffs, default=0.0)
         notes = [f"{label}: {c.text}" for label, r in zip(labels, results)
                  for c in r.conventions if (c.output, c.input) == (out, name)]
-        within = None
-        if tolerance is not None:
-            allowed = tolerance
-            if float32 and first is not None:
-                scale = float(np.max(np.abs(np.asarray(first, dtype=np.float64)), initial=1.0))
-                allowed = max(tolerance, FLOAT32_ROUNDING * scale)
-            same_connection = all((g is None) == (first is None) for g in grads)
-            within = same_connection and (max_diff is None or max_diff <= allowed)
+        max_diff, within = _agreement(grads, tolerance, float32)
+        if within is not None:
             ok = ok and (within or bool(notes))
         rows.append(ComparisonRow(out, name, grads, _get(results[0], out, name, "true"),
                                   max_diff, within, notes))
     return rows, ok
+
+
+def compare_training(results: list, tolerance: float | None, rows: list[ComparisonRow]
+                     ) -> tuple[list[TrainingComparisonRow], bool]:
+    """Line up what training produced (losses, final parameters) under the same tolerance.
+
+    Training consumes the loss's gradients, so a gradient difference that a
+    convention excuses (rows of the training loss) excuses training too.
+    """
+    trained = [r.train for r in results]
+    if all(t is None for t in trained):
+        return [], True
+    float32 = any(r.experiment.dtype == "float32" for r in results)
+    losses = {r.experiment.train.loss for r in results if r.train is not None}
+    excuses = list(dict.fromkeys(note for row in rows if row.output in losses and not row.within
+                                 for note in row.notes))
+    names = dict.fromkeys(n for t in trained if t is not None for n in t.final)
+    quantities = [("loss", lambda t: t.loss), ("final_loss", lambda t: t.final_loss),
+                  *((f"params.{n}", lambda t, n=n: t.final.get(n)) for n in names)]
+    out, ok = [], True
+    for quantity, pick in quantities:
+        values = [None if t is None else pick(t) for t in trained]
+        max_diff, within = _agreement(values, tolerance, float32)
+        if within is not None:
+            ok = ok and (within or bool(excuses))
+        out.append(TrainingComparisonRow(quantity, values, max_diff, within,
+                                         excuses if within is False else []))
+    return out, ok
+
+
+def _agreement(values: list, tolerance: float | None, float32: bool) -> tuple[float | None, bool | None]:
+    """The largest gap from the first run (NaN beats any number) and whether it is allowed."""
+    first = values[0]
+    diffs = [_max_diff(first, v) for v in values[1:]]
+    if any(d is None for d in diffs):
+        max_diff = None
+    elif any(math.isnan(d) for d in diffs):
+        max_diff = math.nan  # Python's max would keep or drop a NaN depending on its place
+    else:
+        max_diff = max(diffs, default=0.0)
+    if tolerance is None:
+        return max_diff, None
+    allowed = tolerance
+    if float32 and first is not None:
+        magnitudes = np.abs(np.asarray(first, dtype=np.float64))
+        scale = float(np.max(magnitudes[np.isfinite(magnitudes)], initial=1.0))  # inf would admit all
+        allowed = max(tolerance, FLOAT32_ROUNDING * scale)
+    same_connection = all((v is None) == (first is None) for v in values)
+    within = same_connection and (max_diff is None or max_diff <= allowed)  # False for NaN
+    return max_diff, within
 
 
 def _get(result, out: str, name: str, kind: str):
@@ -252,10 +348,6 @@ def _get(result, out: str, name: str, kind: str):
 def _max_diff(a, b) -> float | None:
     if a is None or b is None:
         return None if (a is None) != (b is None) else 0.0
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
+    if np.shape(a) != np.shape(b):
         return math.inf
-    with np.errstate(all="ignore"):
-        gap = np.abs(a - b)
-    both_nan = np.isnan(a) & np.isnan(b)
-    return float(np.max(np.where(both_nan, 0.0, gap))) if gap.size else 0.0
+    return max_gap(a, b)

@@ -36,6 +36,7 @@ from ..core import budget as budgets
 from ..errors import GradientError, GraphError
 from ..opset import OPS
 from .connectivity import Graph
+from .eager_nonfinite import At, checked_vjp
 from .interpret import Interpreter
 from .kit import sum_to
 
@@ -57,7 +58,8 @@ class EagerBuilder:
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
 
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
-                 record: bool = False, inspect: bool = False, count: bool = False) -> None:
+                 record: bool = False, inspect: bool = False, count: bool = False,
+                 log=None, vjps: bool = False) -> None:
         self.program, self.kit, self.mode = program, program.kit, mode
         self.dtype = program.dtype
         self.probes, self.stops, self.feeds = probes or {}, set(stops), feeds or {}
@@ -70,11 +72,19 @@ class EagerBuilder:
         self.interpreter: Interpreter | None = None
         budget = budgets.active()  # each build gets its own ledger under the run's budget
         self.memory = budget.fresh() if budget is not None else None
+        self.log, self.vjps = log, vjps  # a BirthLog: check ops (vjps: their gradients too)
+        self.place = None                # the spec sub-expression being built (interpret.Place)
         self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
 
     def finish(self) -> None:
         """The forward is built: what runs from now on (backward rules) is not recorded."""
         self.graph, self.inspect, self.count = None, False, False
+        self.vjps = False  # backward rules' own ops are checked as they run, not wrapped
+        if self.log is not None:
+            self.log.in_backward = True
+
+    def origin(self, place):
+        return At(self, place)
 
     # ----- Builder protocol -----
     def constant(self, value):
@@ -114,7 +124,7 @@ class EagerBuilder:
         result = evaluate(spec.forward, bound)
         if self.mode == "true":
             return result
-        single = not isinstance(result, (tuple, list))
+        single = not isinstance(result, tuple)  # a multi-output op; a list literal is one tensor
         ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
         n = len(args)
 
@@ -130,7 +140,7 @@ class EagerBuilder:
 
         pattern = [i < len(spec.grads) and spec.grads[i] is not None for i in range(n)]
         outs = self._custom([*args, *ys], lambda *vs: vs[n:], backward, pattern + [False] * len(ys),
-                            (spec.name, "custom_gradient"))
+                            (spec.name, "custom_gradient"), strict=True)
         return outs[0] if single else outs
 
     def pass_through(self, fn, x):
@@ -176,6 +186,8 @@ class EagerBuilder:
             return functools.partial(self._random, name)
         if name == "zero_out":
             raw = self._zero_out
+        elif name == "max_with_argmax":
+            raw = self._max_with_argmax
         elif name in ("stop_gradient", "reverse_gradient"):
             raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
         else:
@@ -193,9 +205,9 @@ class EagerBuilder:
         self._admit(name, inputs, attrs)
         gradient = self._override(name) if self.scopes and self.mode == "overridden" else None
         if gradient is not None:
-            pattern, rule = self._rule(gradient, name, attrs, len(inputs))
+            pattern, rule, strict = self._rule(gradient, name, attrs, len(inputs))
             outs = self._custom(inputs, lambda *xs: raw(*xs, **attrs), rule, pattern,
-                                (gradient, name))
+                                (gradient, name), strict=strict)
             return outs[0] if len(outs) == 1 else outs
         if self.mode == "overridden" and name == "stop_gradient":
             out, pattern = kit.stop_gradient(inputs[0]), (False,)
@@ -204,11 +216,16 @@ class EagerBuilder:
             return self._custom(inputs, lambda x: (kit.copy(x),), lambda xs, outs, dys: [dys[0] * -scale],
                                 (True,), ("reverse_gradient", name))[0]
         else:
-            out = raw(*inputs, **attrs)
             pattern = ((False,) * len(inputs) if name in NO_GRADIENT
                        else (False, True, True) if name == "where" else (True,) * len(inputs))
+            if self.vjps and any(pattern):
+                out = checked_vjp(self, name, raw, inputs, attrs)
+            else:
+                out = raw(*inputs, **attrs)
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         outs = tuple(kit.copy(o) if any(o is i for i in inputs) else o for o in outs)
+        if self.log is not None and not self.vjps:
+            self.log.op(name, self.place, inputs, outs)
         if self.inspect:
             self.program.inspect_op(name, inputs, attrs, [id(t) in self.made for t in inputs])
         self._record(inputs, outs, pattern)
@@ -231,7 +248,8 @@ class EagerBuilder:
         return None
 
     def _rule(self, gradient: str, op_name: str, attrs: dict, n: int):
-        """(which inputs get a gradient, backward(xs, outs, dys)) for a named gradient."""
+        """(which inputs get a gradient, backward(xs, outs, dys), user-written?) for a named
+        gradient."""
         spec = self.program.register.get(gradient.lower())
         if spec is not None:
             grads = spec.grads
@@ -256,7 +274,7 @@ class EagerBuilder:
                                         f"{len(got)} gradients; the op has {n} inputs")
                 return got
 
-            return pattern, backward
+            return pattern, backward, True
         builtin = gradient.lower()
         if builtin not in BUILTIN:
             raise GradientError(f"no gradient is registered under {gradient!r} (needed by op "
@@ -277,19 +295,22 @@ class EagerBuilder:
                 first = ops["zeros_like"](x)
             return [first] + [None] * (len(xs) - 1)
 
-        return [True] + [False] * (n - 1), backward
+        return [True] + [False] * (n - 1), backward, False
 
-    def _custom(self, inputs, forward, backward, pattern, label):
-        """The kit's custom-gradient op; its backward's gradients are fitted to the inputs."""
+    def _custom(self, inputs, forward, backward, pattern, label, strict: bool = False):
+        """The kit's custom-gradient op; its backward's gradients are fitted to the inputs
+        (exactly, or a scalar, when a user wrote the backward: strict)."""
         kit = self.kit
 
         def fitted(xs, outs, dys):
             dys = tuple(d if d is not None and self.is_float(o) else None for d, o in zip(dys, outs))
             grads = backward(xs, outs, dys)
-            return [self._fit(g, x, i, label) for i, (g, x) in enumerate(zip(grads, xs))]
+            return [self._fit(g, x, i, label, strict) for i, (g, x) in enumerate(zip(grads, xs))]
 
         outs = tuple(kit.custom(list(inputs), forward, fitted))
         self._record(inputs, outs, pattern)
+        if self.log is not None and not self.vjps:
+            self.log.op(label[1], self.place, inputs, outs)
         return outs
 
     def _record(self, inputs, outs, pattern) -> None:
@@ -297,8 +318,9 @@ class EagerBuilder:
             self.graph.add(inputs, outs, [self.kit.is_tensor(o) and self.is_float(o) for o in outs],
                            pattern)
 
-    def _fit(self, g, x, i: int, label):
-        """A rule's gradient brought to the input's shape: numbers broadcast, broadcasting undone."""
+    def _fit(self, g, x, i: int, label, strict: bool):
+        """A rule's gradient brought to the input's shape: numbers broadcast, broadcasting undone
+        (built-in rules only: a user-written one must give the input's shape or a scalar)."""
         if g is None or not self.is_float(x):
             return None
         kit, (name, op) = self.kit, label
@@ -320,7 +342,7 @@ class EagerBuilder:
         if gs == ():
             return kit.broadcast_to(g, xs)
         try:
-            fits = np.broadcast_shapes(gs, xs) == gs
+            fits = not strict and np.broadcast_shapes(gs, xs) == gs
         except ValueError:
             fits = False
         if not fits:
@@ -418,6 +440,14 @@ class EagerBuilder:
         else:
             value = rng.random(shape) < values["p"]
         return self.kit.constant(np.asarray(value.astype(self.dtype)))
+
+    def _max_with_argmax(self, x, axis):
+        # A 0-d tensor is its own maximum, at index 0, as numpy's and the core's kernels take it;
+        # TensorFlow's and jax's argmax refuse a 0-d input, so it goes in as one element.
+        ops = self.kit.ops
+        if self.kit.shape(x) == ():
+            x, axis = ops["reshape"](x, shape=(1,)), 0
+        return ops["max_with_argmax"](x, axis=axis)
 
     def _zero_out(self, x):
         kit, shape = self.kit, self.kit.shape(x)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradcliError, GradientError, SpecError
-from ..fd import central_differences, least_norm, random_directions
+from ..fd import central_differences, least_norm, probe_kind, random_directions
 from .eager import EagerBuilder
 from .interpret import Interpreter, spec_error
-from .program import Convention, Program, TrainRecord
+from .program import Convention, Program, TrainRecord, note_loss_shape
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "
                 "or reordered formulas), so results a few float32 ulps (relative ~1e-6) away from "
@@ -48,6 +48,8 @@ class EagerProgram(Program):
             self.note(Convention("float32", FLOAT32_NOTE.format(label=kit.label)))
         for topic, text in kit.static_conventions(exp):
             self.note(Convention(topic, text))
+        if exp.train is not None and exp.train.loss in self._base:
+            note_loss_shape(self, self._base[exp.train.loss].shape)
 
     # ----- building -----
     def run(self, mode: str, leaves: dict, **options):
@@ -99,7 +101,8 @@ class EagerProgram(Program):
                                  for out, (_, row) in rows.items()}
         return {out: dict(row) for out, row in self._cache[kind].items()}
 
-    def differentiate(self, kind: str, outputs, wrt, stops, leaves: dict, grad_ys: dict) -> dict:
+    def differentiate(self, kind: str, outputs, wrt, stops, leaves: dict, grad_ys: dict,
+                      log=None) -> dict:
         """{output: (value, {name: (framework gradient or None, connected)})} from one build."""
         exp, kit = self.experiment, self.kit
         roots = list(dict.fromkeys(self.canonical(n) for n in wrt))
@@ -115,7 +118,8 @@ class EagerProgram(Program):
             built_leaves, probes = dict(leaves), {}
             for n, s in zip(names, srcs):
                 (built_leaves if n in exp.inputs else probes)[n] = s
-            env, graph, _ = self.run(kind, built_leaves, probes=probes, stops=stops, record=True)
+            env, graph, _ = self.run(kind, built_leaves, probes=probes, stops=stops, record=True,
+                                     log=log, vjps=log is not None)
             ys = [self._output(env, o) for o in outputs]
             state.update(graph=graph, srcs=srcs, ys=ys)
             return [y for y in ys if y is not None]
@@ -124,9 +128,10 @@ class EagerProgram(Program):
             outs, backward = kit.differentiate(forward, sources)
         else:
             outs, backward = forward([]), None
+        # Read once: a kit's backward may build the forward again (jax: one vjp per output).
         graph, src_ids = state["graph"], {id(s): n for n, s in zip(names, state["srcs"])}
         table, k = {}, 0
-        for out, y in zip(outputs, state["ys"]):
+        for out, y in zip(outputs, list(state["ys"])):
             native, carried, value = {}, set(), None
             if y is not None:
                 value, k = outs[k], k + 1
@@ -197,9 +202,10 @@ class EagerProgram(Program):
             gy = exp.grad_ys.get(out.name)
             weights = 1.0 if gy is None else np.asarray(gy, dtype=np.float64)
             y = self._env[out.name]
-            row = {}
+            row, kinds = {}, {}
             for name in exp.wrt:
                 x = self.canonical(name)
+                kinds[name] = probe_kind(self._base[x].size if x in self._base else 0, max_probes)
                 held = [s for s in stops if s != x and s in self._env]
                 if (not self.is_float(x) or not kit.is_tensor(y)
                         or not self._graph.depends(id(y), id(self._env[x]),
@@ -209,7 +215,7 @@ class EagerProgram(Program):
                 objective = self._objective(out.name, x, held, weights)
                 base = self._base[x].astype(np.float64)
                 step = 1e-6 if self._base[x].dtype == np.float64 else 1e-3
-                if base.size <= max_probes:
+                if kinds[name] == "full":
                     grad = central_differences(objective, base, step)
                 else:
                     basis = random_directions(base.shape, directions, exp.seed)
@@ -218,6 +224,7 @@ class EagerProgram(Program):
                     grad = least_norm(basis, slopes)
                 row[name] = _plain(grad.astype(self._base[x].dtype))
             result[out.name] = row
+            self.numeric_kinds[out.name] = kinds
         return result
 
     def _objective(self, out: str, x: str, held: list, weights):
@@ -238,17 +245,14 @@ class EagerProgram(Program):
 
         return objective
 
+    def locate_nonfinite(self, phase: str, tensors: list, leaves: dict | None = None,
+                         step: int | None = None) -> list:
+        from .eager_nonfinite import locate
+        return locate(self, phase, tensors, leaves or self.leaves, step)
+
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:
         from .eager_train import train
         return train(self, progress)
-
-    def expr_of(self, name: str):
-        """The expression that defines a let or an output (for errors that point into the spec)."""
-        exp = self.experiment
-        for out in exp.outputs:
-            if out.name == name:
-                return out.expr
-        return next((let.expr for let in exp.lets if name in let.names), exp.outputs[0].expr)
 
 
 def _plain(array: np.ndarray):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradientError
-from .program import Convention, TrainRecord, small
+from .program import Convention, TrainRecord, loss_value, nonfinite_kind, optimizer_overflow, small
 
 
 def train(program, progress) -> TrainRecord:
@@ -35,13 +35,16 @@ def train(program, progress) -> TrainRecord:
                 program.note(note)
         if keep:
             record.gradients.append({n: _numpy(kit, g) for n, g in zip(live, clipped)})
+        before = dict(params)
         params.update(updates.apply(live, clipped, params))
+        if record.nonfinite is None:
+            record.nonfinite = _first_nonfinite(program, step, loss, before, params, live)
         if keep:
             for n in names:
                 record.params[n].append(_numpy(kit, params[n]))
     record.final = {n: _numpy(kit, params[n]) for n in names}
     env, _, _ = program.run("true", {**program.leaves, **params})
-    record.final_loss = float(np.asarray(kit.numpy(env[spec.loss])))
+    record.final_loss = loss_value(kit.numpy(env[spec.loss]))
     return record
 
 
@@ -57,7 +60,23 @@ def _loss_and_gradients(program, params: dict, names: list) -> tuple[float, dict
             grads[n] = None
         else:
             grads[n] = g if g is not None else kit.ops["zeros_like"](params[n])
-    return float(np.asarray(kit.numpy(value))), grads
+    return loss_value(kit.numpy(value)), grads
+
+
+def _first_nonfinite(program, step: int, loss: float, before: dict, after: dict, live: list):
+    """Where step's non-finite loss or update was born, located at the step's starting values."""
+    exp, kit = program.experiment, program.kit
+    bad = [n for n in live if nonfinite_kind(_numpy(kit, after[n]))]
+    if np.isfinite(loss) and not bad:
+        return None
+    leaves, name = {**program.leaves, **before}, exp.train.loss
+    if not np.isfinite(loss):
+        found = program.locate_nonfinite("train", [name], leaves, step)
+    else:
+        found = program.locate_nonfinite("train", [(name, n) for n in live], leaves, step)
+    if found:
+        return found[0]
+    return optimizer_overflow(exp, bad[0], nonfinite_kind(_numpy(kit, after[bad[0]])), step)
 
 
 def _numpy(kit, t):

@@ -28,6 +28,8 @@ class Builder(Protocol):
     def pass_through(self, fn: Callable, x) -> Any: ...
     def bind(self, names: tuple, value, env: Mapping) -> Any:
         """Called as each let and output is bound: a backend may swap in stopped copies."""
+    def origin(self, place) -> Any:
+        """A context manager: ops built inside come from `place` (a spec sub-expression)."""
 
 
 def spec_error(expr, message: str, node=None) -> SpecError:
@@ -45,7 +47,8 @@ class Interpreter:
         self.experiment = experiment
         self.builder = builder
         from ..spec import ast  # the spec package owns the node types
-        self.ast = ast
+        from ..spec.places import Place
+        self.ast, self.place = ast, Place
 
     def build(self, leaves: dict) -> dict:
         """Every let and output, in order, with override_map entries in force where scoped."""
@@ -88,7 +91,7 @@ class Interpreter:
         if isinstance(node, ast.ListExpr):
             items = [self._eval(i, expr, env) for i in node.items]
             if any(self.builder.is_tensor(i) for i in items):
-                return self._apply(expr, node, "stack", [self._tensor(i) for i in items])
+                return self._apply("stack", node, expr, [self._tensor(i) for i in items])
             return items
         if isinstance(node, ast.Call):
             return self._call(node, expr, env)
@@ -101,30 +104,47 @@ class Interpreter:
         name = node.func
         if name in self.experiment.functions:
             args = [self._tensor(self._eval(a, expr, env)) for a in node.args]
-            return self.builder.call_function(self.experiment.functions[name], args, self.evaluate)
+            return self._at(name, node, expr, self.builder.call_function,
+                            self.experiment.functions[name], args, self.evaluate)
         if name == "grad_pass_through":
             return self._pass_through(node, expr, env)
         kwargs = {k: v for k, v in node.kwargs}
         if name == "getitem":
-            target = self._tensor(self._eval(node.args[0], expr, env))
-            return self._apply(expr, node, name, target, self._index(kwargs["index"], expr, env))
+            target = self._eval(node.args[0], expr, env)
+            return self._apply("getitem", node, expr, self._tensor(target),
+                               self._index(kwargs["index"], expr, env))
+        spec = OPS[name]
+        if spec.variadic:  # concat, stack: their list literal is a list of tensors, not one tensor
+            args, kwargs = self._variadic_args(spec, node, kwargs, expr, env)
+            return self._apply(name, node, expr, *args, **kwargs)
         args = [self._eval(a, expr, env) for a in node.args]
         kwargs = {k: self._eval(v, expr, env) for k, v in kwargs.items()}
-        spec = OPS[name]
         if name == "dtype":
             return self.builder.dtype_name(self._tensor(args[0]))
-        if name in ("concat", "stack"):
-            if not isinstance(args[0], (list, tuple)):
-                args[0] = [args[0]]
-            args[0] = [self._tensor(a) for a in args[0]]
-        else:
-            self._constants_for_tensor_params(spec, args)
-        return self._apply(expr, node, name, *args, **kwargs)
+        self._constants_for_tensor_params(spec, args)
+        return self._apply(name, node, expr, *args, **kwargs)
 
-    def _apply(self, expr, node, name, *args, **kwargs):
-        """The backend's op; its errors (a refused budget included) point at the call."""
+    def _variadic_args(self, spec, node, kwargs: dict, expr, env) -> tuple[list, dict]:
+        listed = spec.params[0]
+        nodes = list(node.args)
+        values = nodes.pop(0) if nodes else kwargs.pop(listed)
+        if isinstance(values, self.ast.ListExpr):
+            items = [self._eval(i, expr, env) for i in values.items]
+        else:  # one tensor: a list of one, as tf.concat takes it
+            items = [self._eval(values, expr, env)]
+        args = [[self._tensor(i) for i in items]] + [self._eval(a, expr, env) for a in nodes]
+        return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
+
+    def _apply(self, name, node, expr, *args, **kwargs):
+        return self._at(name, node, expr, self.builder.ops[name], *args, **kwargs)
+
+    def _at(self, name, node, expr, build, *args, **kwargs):
+        """build(*args, **kwargs), its ops marked as coming from this sub-expression; its
+        failure (any error but a SpecError, which already points into the spec) points here."""
+        place = self.place(expr, node)
         try:
-            return self.builder.ops[name](*args, **kwargs)
+            with self.builder.origin(place):
+                return build(*args, **kwargs)
         except SpecError:
             raise
         except MemoryError:  # numpy's message is only the shape; say what happened
@@ -144,13 +164,22 @@ class Interpreter:
         ast, items = self.ast, []
         for item in index_node.items:
             if isinstance(item, ast.SliceExpr):
-                parts = [None if p is None else int(self._scalar(self._eval(p, expr, env)))
+                parts = [None if p is None else self._slice_bound(p, expr, env)
                          for p in (item.start, item.stop, item.step)]
                 items.append(slice(*parts))
             else:
                 value = self._eval(item, expr, env)
                 items.append(value if value is None else self._scalar(value))
         return tuple(items)
+
+    def _slice_bound(self, node, expr, env) -> int:
+        value = self._scalar(self._eval(node, expr, env))
+        if isinstance(value, float) and value.is_integer():
+            return int(value)  # k + 2 with an integer k is a float here (bare numbers are floats)
+        if isinstance(value, bool) or not isinstance(value, int):
+            shown = f"{len(value)} values" if isinstance(value, list) else repr(value)
+            raise spec_error(expr, f"a slice bound must be one integer, got {shown}", node)
+        return value
 
     def _scalar(self, value):
         return self.builder.to_index(value) if self.builder.is_tensor(value) else value
@@ -177,7 +206,7 @@ class Interpreter:
         def forward(x):
             return self._eval(body, expr, {**env, wrt: x})
 
-        return self.builder.pass_through(forward, env[wrt])
+        return self._at("grad_pass_through", node, expr, self.builder.pass_through, forward, env[wrt])
 
 
 def _names_in(node, ast) -> set[str]:

@@ -2,7 +2,7 @@
 
 Registered gradients, override_map entries and functions run through a
 jax.custom_vjp (None cotangents for integer and boolean inputs);
-stop_gradient is lax.stop_gradient; every gradient is one jax.vjp. jax has
+stop_gradient is lax.stop_gradient; each output's gradients are one jax.vjp. jax has
 no "unconnected" gradients (it returns zeros), so the recorded graph decides
 where spec-v1's None belongs. x64 is switched on (process-wide) so that
 float64 and int64 keep their width. jax is imported only when the backend is
@@ -123,12 +123,16 @@ class JaxKit:
         return op(*inputs)
 
     def differentiate(self, f, sources: list):
-        jax, jnp = self.jax, self.jnp
+        jax = self.jax
         outs, vjp = jax.vjp(lambda *s: tuple(f(list(s))), *sources)
 
         def backward(i: int, seed):
-            cotangents = tuple(seed if j == i else jnp.zeros_like(o) for j, o in enumerate(outs))
-            return list(vjp(cotangents))
+            if len(outs) == 1:
+                return list(vjp((seed,)))
+            # One vjp per output: through a joint one, the other outputs' zero cotangents meet
+            # their own infinite partials (0 * inf) and leak NaN into this output's gradients.
+            _, vjp_i = jax.vjp(lambda *s: f(list(s))[i], *sources)
+            return list(vjp_i(seed))
 
         return list(outs), backward
 

@@ -7,9 +7,20 @@ import numpy as np
 
 from .. import core as gc
 from ..errors import GradcliError, SpecError
+from ..fd import probe_kind
 from ..opset import OPS
 from .interpret import Interpreter, spec_error
-from .program import Program, TrainRecord, small
+from .program import (
+    Program,
+    TrainRecord,
+    birth,
+    loss_value,
+    nonfinite_kind,
+    note_loss_shape,
+    optimizer_overflow,
+    small,
+    train_error,
+)
 
 NAME = "numpy"
 
@@ -65,16 +76,26 @@ class _Builder:
                 names = {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
                 return [None if g is None else evaluate(g, {**bound, **names}) for g in spec.grads]
 
-            return evaluate(spec.forward, bound), grad_fn
+            return self._outputs(evaluate(spec.forward, bound)), grad_fn
 
         forward.__name__ = spec.name
         return gc.custom_gradient(forward)(*args)
+
+    def _outputs(self, value):
+        """A function's forward as tensors: a tuple from a multi-output op, else one tensor
+        (a constant forward, such as `3.0` or `[1.0, 2.0]`, included)."""
+        if isinstance(value, tuple):
+            return tuple(v if self.is_tensor(v) else self.constant(v) for v in value)
+        return value if self.is_tensor(value) else self.constant(value)
 
     def pass_through(self, fn, x):
         return gc.grad_pass_through(fn)(x)
 
     def bind(self, names, value, env):
         return value
+
+    def origin(self, place):
+        return gc.origin(place)
 
 
 def _registered_rule(spec, interpreter: Interpreter):
@@ -105,6 +126,11 @@ class NumpyProgram(Program):
             self.env = self.interpreter.build(self.leaves)
             self.override_matches = _matches_per_entry(builder.scopes)
             self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
+            # Training's gradients are graph nodes too: built now, while the spec's registered
+            # gradients are in the registry (they leave it when the build is done).
+            self._train_grads = self._build_train_gradients() if exp.train is not None else None
+        if exp.train is not None:
+            note_loss_shape(self, self.env[exp.train.loss].shape)
         self.value_names = [n for n in self.env if n not in exp.inputs
                             and isinstance(self.env[n], gc.Tensor)]
 
@@ -163,32 +189,94 @@ class NumpyProgram(Program):
                                          max_probes=max_probes, directions=directions,
                                          seed=exp.seed)
             result[out.name] = dict(zip(exp.wrt, grads))
+            self.numeric_kinds[out.name] = {n: probe_kind(x.size, max_probes)
+                                            for n, x in zip(exp.wrt, xs)}
         return result
+
+    def _build_train_gradients(self) -> list:
+        spec = self.experiment.train
+        variables = [t for t in self.leaves.values() if getattr(t, "trainable", False)]
+        try:
+            grads = gc.gradients([self.env[spec.loss]], variables)
+        except GradcliError as exc:
+            if isinstance(exc, SpecError):
+                raise
+            raise spec_error(self.expr_of(spec.loss), f"the gradient of the training loss "
+                                                       f"{spec.loss!r}: {exc}") from None
+        try:
+            return _clipped(grads, spec.clip)
+        except GradcliError as exc:
+            raise train_error(self.experiment, exc, "train.clip") from None
+
+    def _train_nonfinite(self, step: int, loss: float, live: list, before: list):
+        """Where step's non-finite loss or update was born (checked only when one is)."""
+        exp, variables = self.experiment, [v for _, v in self.leaves.items()
+                                           if getattr(v, "trainable", False)]
+        bad = [(n, v) for n, _, v in live if nonfinite_kind(v._value)]
+        if np.isfinite(loss) and not bad:
+            return None
+        after = [v._value for v in variables]
+        for v, value in zip(variables, before):  # back to the values the step started from
+            v.assign(value)
+        try:
+            if not np.isfinite(loss):
+                return _first(_locate(exp, "train", [exp.train.loss],
+                                      [self.env[exp.train.loss]], step))
+            names = [f"d{exp.train.loss}/d{n}" for n, _, _ in live]
+            found = _first(_locate(exp, "train", names, [g for _, g, _ in live], step))
+            return found or optimizer_overflow(exp, bad[0][0], nonfinite_kind(bad[0][1]._value), step)
+        finally:
+            for v, value in zip(variables, after):
+                v.assign(value)
+
+    def locate_nonfinite(self, phase: str, tensors: list) -> list:
+        if phase == "forward":
+            return _locate(self.experiment, phase, tensors, [self.env[n] for n in tensors])
+        table = self._grads[phase]
+        return _locate(self.experiment, phase, [f"d{o}/d{i}" for o, i in tensors],
+                       [table[o][i] for o, i in tensors])
 
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:
         spec, env = self.experiment.train, self.env
         params = [(n, t) for n, t in self.leaves.items() if getattr(t, "trainable", False)]
         names, variables = [n for n, _ in params], [t for _, t in params]
-        grads = gc.gradients([env[spec.loss]], variables)
-        grads = _clipped(grads, spec.clip)
+        grads = self._train_grads
         optimizer = _optimizer(spec)
         live = [(n, g, v) for (n, v), g in zip(params, grads) if g is not None]
         pairs = [(g, v) for _, g, v in live]
         loss_fn = gc.function([env[spec.loss]])
         record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
         keep = small(variables)
-        for _ in progress(range(spec.steps), description="training"):
-            record.loss.append(float(loss_fn()[0]))
+        for step in progress(range(spec.steps), description="training"):
+            record.loss.append(loss_value(loss_fn()[0]))
             if keep:
                 record.gradients.append(dict(zip([n for n, _, _ in live],
                                                  gc.evaluate([g for g, _ in pairs]))))
+            before = [v._value for v in variables]
             optimizer.apply_gradients(pairs)
+            if record.nonfinite is None:
+                record.nonfinite = self._train_nonfinite(step, record.loss[-1], live, before)
             if keep:
                 for n, v in params:
                     record.params[n].append(v.numpy())
         record.final = {n: v.numpy() for n, v in params}
-        record.final_loss = float(loss_fn()[0])
+        record.final_loss = loss_value(loss_fn()[0])
         return record
+
+
+def _first(found: list):
+    return found[0] if found else None
+
+
+def _locate(experiment, phase: str, labels: list, tensors: list, step=None) -> list:
+    """Records of where each tensor's non-finite value was born, found by the core's checked walk."""
+    found = []
+    for label, hit in zip(labels, gc.find_nonfinite(tensors)):
+        if hit is not None:
+            leaf = hit.op.outputs[0].label if not hit.op.inputs else None
+            found.append(birth(experiment, phase, label, hit.value, hit.born, hit.op.type,
+                               hit.origin, leaf, step))
+    return found
 
 
 def _matches_per_entry(scopes) -> list:

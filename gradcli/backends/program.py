@@ -18,6 +18,50 @@ class Convention:
     input: str | None = None
 
 
+@record
+class Nonfinite:
+    """Where a NaN or an infinity in one result was born (spec-v2 "Non-finite provenance")."""
+
+    phase: str               # the pass: "forward", "overridden", "true" or "train"
+    op: str | None           # the op type that turned finite inputs into a non-finite value
+    expr: str | None         # its sub-expression in the spec (an input's name for an input)
+    location: str | None     # "file:line:col" of that sub-expression
+    tensor: str              # the result that is non-finite: a name, or dOUT/dINPUT
+    value: str               # what the result holds: "nan", "inf" or "-inf"
+    born: str                # what the op produced first
+    step: int | None = None  # the training step, for phase "train"
+
+
+def birth(experiment, phase: str, tensor: str, value: str, born: str, op_type: str | None,
+          place, leaf: str | None = None, step: int | None = None) -> Nonfinite:
+    """A Nonfinite from what a backend found: the op's type and its Place (or a leaf's name)."""
+    if place is not None:
+        return Nonfinite(phase, op_type, place.text, place.location, tensor, value, born, step)
+    spec = experiment.inputs.get(leaf) if leaf else None
+    if spec is not None:  # a non-finite input: born where the spec gives it
+        return Nonfinite(phase, "input", leaf, str(spec.loc), tensor, value, born, step)
+    return Nonfinite(phase, op_type, None, experiment.path, tensor, value, born, step)
+
+
+def train_error(experiment, exc: Exception, key: str):
+    """A training failure that no expression caused, pointing at the spec's train block."""
+    spec = experiment.train
+    return spec.keys.get(key, spec.loc).error(str(exc), key=key)
+
+
+def optimizer_overflow(experiment, name: str, value: str, step: int) -> Nonfinite:
+    """An update that went non-finite although the loss and gradients were finite."""
+    spec = experiment.train
+    return Nonfinite("train", spec.optimizer, f"optimizer {spec.optimizer}", str(spec.loc), name,
+                     value, value, step)
+
+
+def nonfinite_kind(value) -> str | None:
+    """'nan', 'inf' or '-inf' for the first non-finite element; None when all are finite."""
+    from ..core.nonfinite import kind  # the core's definition, imported when first needed
+    return kind(value)
+
+
 @record(frozen=False)
 class TrainRecord:
     """Loss before each step, and (for small models) parameters and gradients per step."""
@@ -27,6 +71,7 @@ class TrainRecord:
     gradients: list
     final: dict = Factory(dict)
     final_loss: float | None = None
+    nonfinite: Nonfinite | None = None  # the first step whose loss or update was not finite
 
 
 class Program:
@@ -36,6 +81,9 @@ class Program:
         self.experiment = experiment
         self.override_matches: list = []             # [(OverrideEntry, ops it matched)]
         self.conventions: list[Convention] = []      # where the framework's own convention differs
+        self.warnings: list[str] = []                # what the run should tell its reader
+        self.numeric_kinds: dict = {}                # {output: {input: "full" | "directional"}},
+                                                     # filled by numeric(): what it did
 
     def values(self) -> dict:
         """Every let and output by name."""
@@ -46,11 +94,39 @@ class Program:
         raise NotImplementedError
 
     def numeric(self, max_probes: int, directions: int) -> dict:
-        """Finite-difference gradients, directional beyond max_probes elements."""
+        """Finite-difference gradients, directional beyond max_probes elements (of the tensor
+        probed, input or let); records which it did in numeric_kinds."""
         raise NotImplementedError
 
     def train(self, progress=None) -> TrainRecord:
         raise NotImplementedError
+
+    def locate_nonfinite(self, phase: str, tensors: list) -> list[Nonfinite]:
+        """Where each non-finite result was born: phase "forward" takes value names,
+        "overridden" and "true" take (output, input) pairs."""
+        return []
+
+    def expr_of(self, name: str):
+        """The expression that defines a let or an output (for errors that point into the spec)."""
+        exp = self.experiment
+        for out in exp.outputs:
+            if out.name == name:
+                return out.expr
+        return next((let.expr for let in exp.lets if name in let.names), exp.outputs[0].expr)
+
+
+def note_loss_shape(program, shape: tuple) -> None:
+    """A non-scalar loss is trained on its sum (as tf.train optimizers do): say so."""
+    if tuple(shape) != ():
+        name = program.experiment.train.loss
+        program.warnings.append(f"train.loss {name!r} has shape {tuple(shape)}, not a scalar: "
+                                "training minimizes (and reports) its sum, as tf.train "
+                                "optimizers do with a non-scalar loss")
+
+
+def loss_value(array) -> float:
+    """The loss a step reports: the sum of a non-scalar loss (what its gradient is of)."""
+    return float(np.sum(np.asarray(array)))
 
 
 def small(arrays) -> bool:

@@ -9,6 +9,7 @@ from .clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
 from .control import custom_gradient, grad_pass_through, reverse_gradient, stop_gradient
 from .evaluate import evaluate, function
 from .graph import Op, Tensor, Variable
+from .nonfinite import NonFinite, find_nonfinite, origin
 from .numeric import numeric_gradients
 from .ops_array import (
                         add_n,

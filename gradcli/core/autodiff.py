@@ -15,8 +15,8 @@ from ..errors import GradientError, UnconnectedGradientError
 from . import ops_array as A
 from . import ops_math as M
 from .evaluate import collector_paused
-from .graph import Op, Tensor, walk_ops
-from .registry import lookup
+from .graph import ORIGIN, Op, Tensor, walk_ops
+from .registry import is_builtin, lookup
 
 UNCONNECTED = ("none", "zero", "error")
 
@@ -73,24 +73,37 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
             partials.setdefault(y.uid, []).append(_seed(y, gy))
 
     done: dict[int, Tensor] = {}
-    for op in reversed(relevant):
-        out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
-        # A stopped output passes nothing back, even when its op is reached by another output.
-        out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
-        if all(g is None for g in out_grads):
-            continue
-        out_grads = [_zeros(t) if g is None and t.differentiable else g
-                     for t, g in zip(op.outputs, out_grads)]
-        name = op.type if true else (op.override or op.type)
-        for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
-            if g is not None and t.uid in reaching:
-                partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name))
+    outer = ORIGIN.current
+    try:
+        for op in reversed(relevant):
+            # The gradient ops of an op carry its origin: a NaN born there names the forward op.
+            ORIGIN.current = op.origin if op.origin is not None else outer
+            _backward_through(op, partials, wanted, done, stops, reaching, true)
+    finally:
+        ORIGIN.current = outer
 
     result = []
     for x in xs:
         g = done[x.uid] if x.uid in done else _summed(partials, x, wanted, done)
         result.append(g if g is not None else _unconnected(x, unconnected))
     return result
+
+
+def _backward_through(op: Op, partials: dict, wanted: set, done: dict, stops: set,
+                      reaching: set, true: bool) -> None:
+    """Apply op's gradient rule to its summed upstream gradients; add what reaches its inputs."""
+    out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
+    # A stopped output passes nothing back, even when its op is reached by another output.
+    out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
+    if all(g is None for g in out_grads):
+        return
+    out_grads = [_zeros(t) if g is None and t.differentiable else g
+                 for t, g in zip(op.outputs, out_grads)]
+    name = op.type if true else (op.override or op.type)
+    strict = _user_written(op, name, true)
+    for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
+        if g is not None and t.uid in reaching:
+            partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name, strict))
 
 
 def _seed(y: Tensor, gy) -> Tensor:
@@ -158,8 +171,20 @@ def _accepts(rule, n_args: int) -> bool:
     return True
 
 
-def _fit(g, t: Tensor, i: int, op: Op, name: str) -> Tensor:
-    """Bring a rule's gradient to the input's shape: numbers broadcast, broadcasting undone."""
+def _user_written(op: Op, name: str, true: bool) -> bool:
+    """A registered rule or a custom_gradient's grad_fn: its gradients must fit exactly."""
+    if true:
+        return False
+    return not is_builtin(name) or (name == "custom_gradient" and op.type == "custom_gradient")
+
+
+def _fit(g, t: Tensor, i: int, op: Op, name: str, strict: bool = False) -> Tensor:
+    """Bring a rule's gradient to the input's shape: numbers broadcast, broadcasting undone.
+
+    Built-in rules leave broadcasting to be undone here; a user-written rule (strict)
+    must return the input's shape or a scalar, as spec-v1 says: summing its result
+    down would hide a wrong gradient behind a plausible one.
+    """
     if not isinstance(g, Tensor):
         try:
             g = M.convert(g, like=t)
@@ -178,10 +203,12 @@ def _fit(g, t: Tensor, i: int, op: Op, name: str) -> Tensor:
     if g.ndim == 0:
         return A.broadcast_to(g, t.shape)
     try:
-        broadcast = np.broadcast_shapes(g.shape, t.shape) == g.shape
+        broadcast = not strict and np.broadcast_shapes(g.shape, t.shape) == g.shape
     except ValueError:
         broadcast = False
     if not broadcast:
+        if name == "custom_gradient":
+            name = op.attrs["fn"]
         raise GradientError(f"gradient {name!r} for op {op.type!r} returned shape {g.shape} for "
                             f"input {i} ({t.name}) of shape {t.shape}; expected {t.shape} "
                             "(a scalar is broadcast)")

@@ -141,6 +141,8 @@ def _zero_out_grad(op, g, _index_grad):
 
 def _max_with_argmax_grad(op, g, _index_grad):
     x, axis = op.inputs[0], op.attrs["axis"]
+    if x.ndim == 0:  # a 0-d tensor is its own maximum
+        return g
     mask = M.cast(M.equal(A.reshape(op.outputs[1], _kept_shape(x, (axis,))),
                           M.constant(np.expand_dims(np.arange(x.shape[axis]),
                                                     tuple(i for i in range(x.ndim) if i != axis)),

@@ -6,6 +6,7 @@ dtypes for free); evaluation later replays compiled schedules instead.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Callable, Sequence
 
 import numpy as np
@@ -22,10 +23,17 @@ class State:
     version = 0
 
 
+class _Origin(threading.local):
+    current: object = None  # what gc.origin() says the ops being built come from
+
+
+ORIGIN = _Origin()
+
+
 class Op:
     """One op application: its type, inputs, attributes, forward kernel and outputs."""
 
-    __slots__ = ("type", "inputs", "attrs", "kernel", "outputs", "override", "uid")
+    __slots__ = ("type", "inputs", "attrs", "kernel", "outputs", "override", "uid", "origin")
 
     def __init__(self, type_: str, inputs: tuple, attrs: dict, kernel: Callable | None) -> None:
         self.type = type_
@@ -35,6 +43,7 @@ class Op:
         self.outputs: tuple[Tensor, ...] = ()
         self.override: str | None = None  # named gradient from gradient_override_map
         self.uid = next(_uids)
+        self.origin = ORIGIN.current  # opaque: where the caller says this op comes from
 
     @property
     def output(self) -> Tensor:

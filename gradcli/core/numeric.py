@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradientError, UnconnectedGradientError
-from ..fd import central_differences, random_directions
+from ..fd import central_differences, probe_kind, random_directions
 from ..fd import least_norm as _least_norm
 from .autodiff import UNCONNECTED, _tensor_list
 from .evaluate import compile_schedule, feed_value
@@ -52,7 +52,7 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
 
         base = np.asarray(current_value(x), dtype=np.float64)
         step = eps if eps is not None else (1e-6 if x.dtype == np.float64 else 1e-3)
-        if base.size <= max_probes:
+        if probe_kind(base.size, max_probes) == "full":
             results.append(_as_value(central_differences(objective, base, step), x))
         else:
             basis = random_directions(base.shape, directions, seed)

@@ -68,6 +68,11 @@ def is_registered(name: str) -> bool:
     return name.lower() in _RULES
 
 
+def is_builtin(name: str) -> bool:
+    """An op type's own rule or a built-in named gradient (not one a user registered)."""
+    return name.lower() in _BUILTIN
+
+
 def lookup(name: str, *, true: bool = False) -> Rule | None:
     key = name.lower()
     return (_TRUE_RULES.get(key) if true else None) or _RULES.get(key)

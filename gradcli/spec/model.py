@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradcli.errors import SpecError
-from gradcli.record import record
+from gradcli.record import Factory, record
 from gradcli.spec.ast import Node
 
 SET_PATH = "--set"  # Location.path of a value given on the command line (its line is 0)
@@ -114,6 +114,7 @@ class TrainSpec:
     clip: ClipSpec | None
     steps: int
     loc: Location
+    keys: dict = Factory(dict)  # {"train.loss": Location, ...} for the keys written in the spec
 
 
 @record
@@ -127,6 +128,7 @@ class ExpectSpec:
     train_loss: list | None
     rtol: float
     atol: float
+    finite: bool = False  # every value, gradient and trained parameter must be finite
 
 
 @record

@@ -162,7 +162,9 @@ def _expect() -> dict:
                                              + table["description"]},
         "true_gradients": table | {"description": "expected true gradients: "
                                                   + table["description"]},
-        "train": train, "tolerance": tolerance})
+        "train": train, "tolerance": tolerance,
+        "finite": _d("true: fail when any value, gradient or trained parameter is NaN or "
+                     "infinite", type="boolean")})
 
 
 def json_schema() -> dict:

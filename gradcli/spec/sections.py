@@ -46,7 +46,8 @@ OPTIMIZER = Section("train.optimizer",
                     ("name", "lr"),
                     {"lr": ("missing the required key 'lr' (the learning rate)", None)})
 CLIP = Section("train.clip", CLIP_KINDS)
-EXPECT = Section("expect", ("values", "gradients", "true_gradients", "train", "tolerance"))
+EXPECT = Section("expect", ("values", "gradients", "true_gradients", "train", "tolerance",
+                            "finite"))
 EXPECT_TRAIN = Section("expect.train", ("params", "loss"))
 TOLERANCE = Section("expect.tolerance", ("rtol", "atol"))
 

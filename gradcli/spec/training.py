@@ -61,7 +61,8 @@ def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputS
     steps_node = optional(train, "steps")
     steps = (expect_int(steps_node, "train.steps", minimum=1, maximum=MAX_STEPS)
              if steps_node is not None else 1)
-    return TrainSpec(loss, optimizer, hyper, clip, steps, loc or train.mark.location())
+    keys = {sub("train", k): train.key_mark(k).location() for k in train.items}
+    return TrainSpec(loss, optimizer, hyper, clip, steps, loc or train.mark.location(), keys)
 
 
 def _optimizer(node: YNode | None) -> tuple[str, dict]:
@@ -142,7 +143,9 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             rtol = expect_number(tol.get("rtol"), "expect.tolerance.rtol", minimum=0.0)
         if optional(tol, "atol") is not None:
             atol = expect_number(tol.get("atol"), "expect.tolerance.atol", minimum=0.0)
-    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol)
+    finite_node = optional(expect, "finite")
+    finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
+    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol, finite)
 
 
 def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:

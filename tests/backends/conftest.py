@@ -1,4 +1,5 @@
-"""Fixtures for the framework backends' tests: one parameter per framework, skipped only when absent."""
+"""Fixtures for the backends' tests: one parameter per framework (or per backend, the numpy
+core included), skipped only when absent."""
 from __future__ import annotations
 
 import pytest
@@ -6,6 +7,7 @@ import pytest
 from gradcli import backends
 
 FRAMEWORKS = ("torch", "jax", "tensorflow")
+BACKENDS = ("numpy",) + FRAMEWORKS
 
 
 def _param(name: str):
@@ -16,3 +18,5 @@ def _param(name: str):
 def pytest_generate_tests(metafunc):
     if "framework" in metafunc.fixturenames:
         metafunc.parametrize("framework", [_param(n) for n in FRAMEWORKS])
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", [_param(n) for n in BACKENDS])

@@ -80,13 +80,14 @@ outputs:
   y: sum(scaled(x, s) * s)
   z: sum(scaled(x * x, 2.0))
 """,
-    # a rule whose gradient broadcasts: summed back to the input's shape
+    # a rule on a broadcasting op reduces its own gradient to the input's shape (spec-v1: any
+    # shape but the input's or a scalar's is an error, never summed silently)
     "broadcast_rule": """
 inputs:
   x: [[1.0, 2.0], [3.0, 4.0]]
   b: [0.5, -0.5]
 register:
-  Wide: [dy * 2, dy]
+  Wide: [dy * 2, "sum(dy, axis=0)"]
 override_map:
   add: Wide
 outputs:

@@ -1,0 +1,176 @@
+"""Where the CLI's output goes: an --output file, written without damage, or stdout.
+
+`--output` is checked before anything runs, so a long run never ends in a
+write that was bound to fail. A regular file is replaced atomically (a
+temporary file renamed over it, so Ctrl-C or a crash never leaves half a
+file); anything else that already exists is treated as `open(path, "w")`
+would treat it: a device or FIFO is written in place, a symlink is followed.
+What `open()` would only do by force is refused: a read-only file (even for
+root), a directory, and the spec being run.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+from pathlib import Path
+
+from .errors import GradcliError
+from .printable import printable
+
+
+class OutputError(GradcliError):
+    """--output or stdout cannot take the output (exit code 2)."""
+
+
+class ClosedPipe(OutputError):
+    """stdout's reader went away (`gradcli run ... | head`): stop quietly, as a command
+    killed by SIGPIPE would (exit 128 + 13)."""
+
+    exit_code = 141
+
+
+def _fail(shown: str, why: str) -> OutputError:
+    return OutputError(f"--output '{printable(shown)}': {why}")
+
+
+def prepare(path_text: str, specs=()) -> Path:
+    """The file --output PATH will write (symlinks followed), or an OutputError saying why not."""
+    if not path_text:
+        raise _fail(path_text, "the file name is empty")
+    target = Path(os.path.realpath(path_text))
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        _check_can_create(path_text, target)
+        return target
+    except OSError as exc:
+        raise _fail(path_text, exc.strerror or str(exc)) from None
+    for spec in specs:  # by inode: a symlink or a hard link to the spec is the spec
+        if os.path.samestat(info, os.stat(spec)):
+            raise _fail(path_text, f"is the spec being run ({printable(spec)}); pick another file")
+    if stat.S_ISDIR(info.st_mode):
+        raise _fail(path_text, "is a directory")
+    if stat.S_ISREG(info.st_mode):
+        # Root may write a 0444 file, but a read-only file says "do not change me": refuse.
+        if not (info.st_mode & 0o222 and os.access(target, os.W_OK)):
+            raise _fail(path_text, "is read-only; gradcli does not replace it")
+        _check_can_create(path_text, target)
+    elif stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) or stat.S_ISFIFO(info.st_mode):
+        if not os.access(target, os.W_OK):
+            raise _fail(path_text, "is not writable")
+    else:
+        raise _fail(path_text, "is a socket or other special file, not something gradcli can write")
+    return target
+
+
+def _check_can_create(shown: str, target: Path) -> None:
+    """A temporary file can be made beside target (or in its nearest existing folder)."""
+    folder = target.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise _fail(shown, f"{printable(folder)} is not a directory")
+    import tempfile
+
+    try:  # os.access cannot see read-only file systems, /proc or root's privileges: try it
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".gradcli-probe.")
+    except OSError as exc:
+        raise _fail(shown, f"cannot create files in {printable(folder)}: "
+                           f"{exc.strerror or exc}") from None
+    try:
+        os.close(fd)
+    finally:  # even on Ctrl-C: the probe must not stay behind
+        os.unlink(probe)
+
+
+def write_file(target: Path, text: str, shown: str) -> None:
+    """Write text to a target that prepare() accepted."""
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    try:
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            with open(target, "w", encoding="utf-8") as handle:  # a device or FIFO: in place
+                handle.write(text)
+        else:
+            _replace(target, text, info)
+    except OSError as exc:
+        raise _fail(shown, f"cannot write: {exc.strerror or exc}") from None
+
+
+def _replace(target: Path, text: str, old: os.stat_result | None) -> None:
+    """Write a temporary file beside target, give it the mode open() would, rename it over."""
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            if old is not None:  # a replaced file keeps its mode and, where allowed, its owner
+                os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))
+                try:
+                    os.fchown(handle.fileno(), old.st_uid, old.st_gid)
+                except PermissionError:
+                    pass
+            else:  # mkstemp makes 0600; a new file gets what the umask allows, as with open()
+                os.fchmod(handle.fileno(), 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it
+    os.umask(mask)
+    return mask
+
+
+def write_stdout(text: str) -> None:
+    """Write to stdout; a full disk or closed pipe becomes an OutputError."""
+    stdout = Stdout()
+    stdout.write(text)
+    stdout.flush()
+
+
+def flush_stdout() -> None:
+    """Flush what rich printed; called once before exit, so a failed write is reported."""
+    Stdout().flush()
+
+
+class Stdout:
+    """sys.stdout for rich's Console, whose failed writes (a full disk, a closed pipe)
+    become an OutputError instead of a traceback."""
+
+    def write(self, text: str) -> int:
+        try:
+            return sys.stdout.write(text)
+        except OSError as exc:
+            raise stdout_failed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            raise stdout_failed(exc) from None
+
+    def __getattr__(self, name):  # isatty, fileno, encoding: as sys.stdout has them now
+        return getattr(sys.stdout, name)
+
+
+def stdout_failed(exc: OSError) -> OutputError:
+    """The error for a failed stdout write; stdout is pointed at /dev/null so that
+    Python's own flush at exit does not fail a second time with a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (tests)
+        pass
+    if exc.errno == errno.EPIPE:
+        return ClosedPipe("")
+    return OutputError(f"cannot write to standard output: {exc.strerror or exc}")

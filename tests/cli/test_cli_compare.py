@@ -1,0 +1,170 @@
+"""compare's verdict: NaN against a number differs, equal infinities agree, training counts too.
+
+The verdicts are checked on hand-made Results whose numbers are written here,
+so the oracle is the arithmetic in each test, not another backend.
+"""
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from gradcli import runner
+from gradcli.backends.program import TrainRecord
+from gradcli.cli import cli
+from gradcli.runner import GradientRow, Result
+
+NAN, INF = math.nan, math.inf
+
+
+def made(name, overridden, true=None, *, dtype="float64", train=None):
+    """A Result of one output y and one input x with the given gradients."""
+    exp = SimpleNamespace(name=name, dtype=dtype, train=SimpleNamespace(loss="y") if train else None)
+    row = GradientRow(overridden, overridden if true is None else true, None, "skipped")
+    return Result(exp, "numpy", {}, {"y": {"x": row}}, {}, [], train=train)
+
+
+@pytest.mark.parametrize("columns", [
+    ([1.0, 2.0], [1.0, 2.0], [1.0, NAN]),   # Python's max(0.0, nan) keeps 0.0: the NaN was lost
+    ([1.0, 2.0], [1.0, NAN], [1.0, 2.0]),
+    ([1.0, NAN], [1.0, 2.0], [1.0, 2.0]),
+])
+def test_a_nan_against_a_number_differs_in_any_column(columns):
+    rows, ok = runner.compare([made(f"r{k}", c) for k, c in enumerate(columns)], 1e-6)
+    assert ok is False
+    assert rows[0].within is False
+    assert math.isnan(rows[0].max_diff)
+
+
+def test_nan_against_nan_and_equal_infinities_agree():
+    columns = ([INF, -INF, NAN, 3.0], [INF, -INF, NAN, 3.0], [INF, -INF, NAN, 3.0])
+    rows, ok = runner.compare([made(f"r{k}", c) for k, c in enumerate(columns)], 0.0)
+    assert ok is True and rows[0].within is True and rows[0].max_diff == 0.0
+
+
+def test_opposite_infinities_and_inf_against_a_number_differ():
+    for other in ([-INF, 1.0], [5.0, 1.0]):
+        rows, ok = runner.compare([made("a", [INF, 1.0]), made("b", other)], 1e6)
+        assert ok is False and rows[0].max_diff == INF
+
+
+def test_float32_allowance_ignores_infinite_gradients():
+    # The float32 allowance scales with the largest |gradient|; an inf must not make it infinite.
+    rows, ok = runner.compare([made("a", [INF, 1.0], dtype="float32"),
+                               made("b", [INF, 5.0], dtype="float32")], 1e-3)
+    assert ok is False and rows[0].max_diff == 4.0
+
+
+def test_summary_max_abs_diff_follows_the_same_rules():
+    s = runner.summarize([INF, NAN, 2.0], [INF, NAN, 2.0], [INF, NAN, 2.0], "full", 0)
+    assert s.max_abs_diff == 0.0 and s.numeric_max_abs_diff == 0.0
+    assert s.sign_agreement == 1.0
+    s = runner.summarize([NAN, 2.0], [1.0, 2.0], [1.0, 2.0], "full", 0)
+    assert math.isnan(s.max_abs_diff)
+    assert s.numeric_max_abs_diff == 0.0
+
+
+def expect_block(values):
+    return SimpleNamespace(values=values, gradients={}, true_gradients={}, train_params={},
+                           train_loss=None, rtol=1e-6, atol=1e-9, finite=False)
+
+
+def test_check_expect_reports_a_nan_gap_not_zero():
+    result = made("a", [1.0])
+    result.values = {"v": np.array([NAN, 2.0]), "w": np.array([INF, NAN])}
+    outcome = runner.check_expect(expect_block({"v": [1.0, 2.0], "w": [INF, NAN]}), result)
+    assert outcome.failures == ["values.v: expected [1. 2.], got [nan  2.] "
+                                "(max |diff| nan; rtol 1e-06, atol 1e-09)"]
+
+
+def trained(loss, w):
+    return TrainRecord(loss=list(loss), params={}, gradients=[], final={"w": np.asarray(w)},
+                       final_loss=loss[-1])
+
+
+def test_training_losses_and_final_parameters_are_compared_under_the_tolerance():
+    a = made("a", [1.0], train=trained([3.0, 2.0], [0.5, 0.25]))
+    b = made("b", [1.0], train=trained([3.0, 2.0], [0.5, 0.75]))
+    c = made("c", [1.0], train=trained([3.0, NAN], [0.5, 0.25]))
+    rows, grads_ok = runner.compare([a, b, c], 1e-6)
+    assert grads_ok is True
+    train_rows, ok = runner.compare_training([a, b, c], 1e-6, rows)
+    assert ok is False
+    by = {r.quantity: r for r in train_rows}
+    assert set(by) == {"loss", "final_loss", "params.w"}
+    assert math.isnan(by["loss"].max_diff) and by["loss"].within is False
+    assert by["params.w"].max_diff == 0.5 and by["params.w"].within is False
+    same, ok = runner.compare_training([a, a], 0.0, rows)
+    assert ok is True and all(r.max_diff == 0.0 for r in same)
+
+
+def test_a_convention_that_excuses_the_loss_gradient_excuses_training():
+    from gradcli.backends.program import Convention
+
+    a = made("a", [1.0], train=trained([3.0], [0.5]))
+    b = made("b", [1.5], train=trained([3.0], [0.75]))
+    b.conventions = [Convention("max", "b splits tied gradients", "y", "x")]
+    rows, ok = runner.compare([a, b], 1e-6)
+    assert ok is True and rows[0].within is False  # noted, not failed
+    train_rows, ok = runner.compare_training([a, b], 1e-6, rows)
+    assert ok is True
+    by = {r.quantity: r for r in train_rows}
+    assert by["params.w"].notes == ["b: b splits tied gradients"] and by["loss"].notes == []
+
+
+def test_training_on_only_one_side_differs():
+    a = made("a", [1.0], train=trained([3.0], [0.5]))
+    _, ok = runner.compare_training([a, made("b", [1.0])], 1.0, [])
+    assert ok is False
+
+
+SPEC = "inputs:\n  x: [1.0, -1.0]\noutputs:\n  y: {}\n"
+
+
+def test_compare_cli_three_specs_with_a_nan_in_the_last_column(tmp_path):
+    paths = []
+    for name, expr in (("a", "sum(x * x)"), ("b", "sum(x * x)"), ("c", "sum(x * x) + sum(sqrt(x)) * 0")):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(SPEC.format(expr))
+        paths.append(str(path))
+    result = CliRunner().invoke(cli, ["compare", *paths, "--tolerance", "1e-9", "--format", "json"])
+    assert result.exit_code == 1, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    row = doc["rows"][0]
+    assert row["overridden"] == [[2.0, -2.0], [2.0, -2.0], [2.0, "NaN"]]
+    assert row["max_diff"] == "NaN" and row["within"] is False
+    assert doc["within_tolerance"] is False
+
+
+def test_compare_cli_carries_training_and_fails_on_it(tmp_path):
+    text = "inputs:\n  w: 2.0\noutputs:\n  loss: w * w\ntrain:\n  loss: loss\n" \
+           "  optimizer: {{name: sgd, lr: {}}}\n  steps: 2\n"
+    slow, fast = tmp_path / "slow.yaml", tmp_path / "fast.yaml"
+    slow.write_text(text.format(0.1))
+    fast.write_text(text.format(0.2))
+    result = CliRunner().invoke(cli, ["compare", str(slow), str(fast), "--tolerance", "1e-9",
+                                      "--format", "json"])
+    assert result.exit_code == 1, result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    assert all(r["within"] for r in doc["rows"])  # the gradients agree; only training differs
+    by = {r["quantity"]: r for r in doc["train"]}
+    # sgd by hand: w <- w - lr * 2w, loss before each step w*w
+    assert by["loss"]["values"] == [pytest.approx([4.0, 2.56]), pytest.approx([4.0, 1.44])]
+    assert by["params.w"]["values"] == [pytest.approx(2.0 * 0.8 * 0.8), pytest.approx(2.0 * 0.6 * 0.6)]
+    assert by["params.w"]["within"] is False
+    assert by["final_loss"]["max_diff"] == pytest.approx((2.0 * 0.64) ** 2 - (2.0 * 0.36) ** 2)
+    table = CliRunner().invoke(cli, ["compare", str(slow), str(fast), "--tolerance", "1e-9"],
+                               env={"NO_COLOR": "1", "COLUMNS": "160"})
+    assert table.exit_code == 1 and "training side by side" in table.stdout
+    assert "params.w" in table.stdout and "DIFFERS" in table.stdout
+
+
+@pytest.mark.parametrize("tolerance", ["nan", "-1"])
+def test_a_tolerance_no_difference_could_meet_is_refused(tolerance):
+    ste = str(Path(__file__).parents[2] / "experiments" / "ste_sign_quantize_grad.yaml")
+    result = CliRunner().invoke(cli, ["compare", ste, ste, "--tolerance", tolerance])
+    assert result.exit_code == 2
+    assert f"--tolerance must be a number >= 0, not {tolerance.replace('-1', '-1.0')}" in result.stderr
