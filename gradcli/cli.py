@@ -151,7 +151,7 @@ def _memory_size(ctx, param, value):
 
 
 max_memory = click.option("--max-memory", default=None, metavar="SIZE", callback=_memory_size,
-                          help="Memory budget for a run's tensors, e.g. 16GiB (default 4GiB; "
+                          help="Memory budget for a run's tensors, e.g. 16GiB (default 2GiB; "
                                "one tensor may take half). See docs/untrusted.md.")
 
 spec_paths = click.argument("specs", nargs=-1, required=True,

@@ -76,7 +76,7 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
     """Build the experiment once on the backend and collect everything about it.
 
     Every tensor is built under a memory budget of `max_memory` bytes (default
-    4 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
+    2 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
     before it allocates.
     """
     with memory_budget(max_memory or DEFAULT_TOTAL, hint=MEMORY_HINT):

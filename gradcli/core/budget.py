@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import GraphError
 
 GiB = 1 << 30
-DEFAULT_TOTAL = 4 * GiB        # what one run's graph may hold; one tensor may take half
+DEFAULT_TOTAL = 2 * GiB        # what one run's graph may hold; one tensor may take half
 _NO_BYTES = np.dtype([])       # itemsize 0: index a stand-in array without allocating
 _BOOLEAN = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
                       "logical_and", "logical_or", "logical_not"})
@@ -98,7 +98,8 @@ def size_text(nbytes: int) -> str:
     """1.5 GiB, 300 MiB, 12 KiB, 7 bytes."""
     for unit, scale in (("GiB", GiB), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if nbytes >= scale:
-            return f"{nbytes / scale:.3g} {unit}"
+            value = nbytes / scale  # three digits, never an exponent (1009 MiB, not 1.01e+03)
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
     return f"{nbytes} bytes"
 
 

@@ -43,7 +43,7 @@ def test_an_outer_product_past_the_budget_is_refused_before_it_allocates(tmp_pat
     assert result["exit_code"] == 2 and problems(result) == [], result
     assert f"{spec}:5:8:" in message                       # the let's expression, at 'a * b'
     assert ("op 'mul' would make a tensor of shape [20000, 20000] float64 (2.98 GiB); the "
-            "memory budget allows 2 GiB per tensor") in message
+            "memory budget allows 1 GiB per tensor") in message
     assert "--max-memory" in message
 
 
