@@ -1,0 +1,45 @@
+"""Figures from plain data: the curve figure and training curves (matplotlib, an extra).
+
+matplotlib is imported only here and only when a figure is drawn, so gradcli
+starts (and runs specs) without it; a missing one is a clear error, exit 2.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import GradcliError
+
+FORMATS = (".png", ".svg", ".pdf")
+HINT = "pip install 'gradcli[plot]'"
+
+
+def pyplot():
+    """matplotlib's pyplot on the file-only Agg backend, or an error with the pip hint."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise GradcliError(f"plots need matplotlib, which is not installed: {HINT}") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def check_format(path) -> str:
+    """The file type from the extension: .png, .svg or .pdf (checked before any work)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise GradcliError(f"cannot tell the figure's file type from {str(path)!r}: "
+                           f"name it .png, .svg or .pdf")
+    return suffix[1:]
+
+
+def figure_bytes(fig, fmt: str) -> bytes:
+    """The figure rendered to png, svg or pdf bytes, and closed."""
+    import io
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format=fmt, dpi=150 if fmt == "png" else "figure",
+                    metadata={"Date": None} if fmt in ("svg", "pdf") else None)
+    finally:
+        pyplot().close(fig)
+    return buffer.getvalue()
