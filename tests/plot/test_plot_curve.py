@@ -80,7 +80,8 @@ def test_an_input_outside_wrt_or_unknown_is_refused():
 def test_jumps_are_found_where_the_forward_steps_and_nowhere_on_smooth_or_kinked_curves():
     xs = np.linspace(-3, 3, 401)
     assert list(np.flatnonzero(marks.jumps(np.sign(xs)))) == [199, 200]  # -1 -> 0 -> 1
-    assert list(np.flatnonzero(marks.jumps(np.floor(np.linspace(0.1, 2.9, 101))))) == [32, 67]  # 0.1 + 0.028k crosses 1 at k=33 and 2 at k=68
+    # 0.1 + 0.028k crosses 1 at k = 33 and 2 at k = 68: the segments before them jump
+    assert list(np.flatnonzero(marks.jumps(np.floor(np.linspace(0.1, 2.9, 101))))) == [32, 67]
     assert not marks.jumps(xs ** 3).any()
     assert not marks.jumps(np.maximum(xs, 0)).any()
     assert not marks.jumps(np.tanh(4 * xs)).any()

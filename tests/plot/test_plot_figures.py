@@ -6,14 +6,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_plot_curve import SIGN_STE, expected_sign_ste
 
 from gradcli.cli import cli
 from gradcli.curve import sweep
 from gradcli.plot.curve import curve_figure
 from gradcli.plot.train import train_figure
 from gradcli.spec import load_spec_text
-
-from test_plot_curve import SIGN_STE, expected_sign_ste
 
 ROOT = Path(__file__).parent.parent.parent
 STE = str(ROOT / "experiments" / "ste_sign_quantize_grad.yaml")

@@ -1,7 +1,6 @@
 """gradcli report: one self-contained HTML page; spec text escaped; opened in a real browser."""
 import base64
 import html
-import os
 import re
 import shutil
 import subprocess
