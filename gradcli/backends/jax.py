@@ -161,12 +161,19 @@ def _ops(jax, jnp) -> dict:
         return clip_as_tensorflow(x, lo, hi, where=jnp.where, isnan=jnp.isnan,
                                   stop=jax.lax.stop_gradient, full_like=jnp.full_like)
 
+    @jax.custom_jvp
+    def abs_(x):
+        return jnp.abs(x)
+
+    # TensorFlow's gradient sign(x) * dy, 0 at 0 (jnp.abs's derivative is 1 there)
+    abs_.defjvp(lambda primals, tangents: (jnp.abs(primals[0]), tangents[0] * jnp.sign(primals[0])))
+
     def max_with_argmax(x, axis):
         idx = jnp.argmax(x, axis=axis)
         return jnp.take_along_axis(x, jnp.expand_dims(idx, axis), axis=axis).squeeze(axis), idx
 
     return {
-        "abs": jnp.abs, "sign": jnp.sign, "neg": jnp.negative, "exp": jnp.exp, "log": jnp.log,
+        "abs": abs_, "sign": jnp.sign, "neg": jnp.negative, "exp": jnp.exp, "log": jnp.log,
         "sqrt": jnp.sqrt, "square": jnp.square, "sin": jnp.sin, "cos": jnp.cos, "tanh": jnp.tanh,
         "sigmoid": nn.sigmoid, "relu": nn.relu, "softplus": lambda x: jnp.logaddexp(x, 0.0),
         "round": jnp.round, "floor": jnp.floor, "ceil": jnp.ceil, "reciprocal": jnp.reciprocal,

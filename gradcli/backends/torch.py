@@ -176,7 +176,21 @@ def _ops(torch, dtypes) -> dict:
         return torch.div(x, y)
 
     def getitem(x, index):
-        return x[tuple(torch.as_tensor(i) if isinstance(i, np.ndarray) else i for i in index)]
+        # torch slices only step forward: a backward slice reads the flipped dimension forward
+        items, dim, flips = list(index), 0, []
+        for k, item in enumerate(items):
+            if item is None:
+                continue
+            if item is Ellipsis:
+                dim = x.ndim - sum(i is not None for i in items[k + 1:])
+                continue
+            if isinstance(item, slice) and item.step is not None and item.step < 0:
+                n, picked = x.shape[dim], range(x.shape[dim])[item]
+                items[k] = slice(n - 1 - picked[0], n - picked[-1], -item.step) if picked else slice(0, 0)
+                flips.append(dim)
+            dim += 1
+        x = x.flip(flips) if flips else x
+        return x[tuple(torch.as_tensor(i) if isinstance(i, np.ndarray) else i for i in items)]
 
     def max_with_argmax(x, axis):
         idx = torch.argmax(x, dim=axis)

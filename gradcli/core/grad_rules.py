@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError
 from . import ops_array as A
 from . import ops_math as M
 from .registry import defgrad
@@ -52,11 +51,16 @@ def _extremum_grad(op, g):
 
 
 def _prod_grad(op, g):
-    axis = op.attrs["axis"]
-    if axis is not None and len(axis) > 1:
-        raise GradientError("the gradient of prod over several axes is not supported; "
-                            "reduce one axis at a time")
-    others = A.prod_others(op.inputs[0], None if axis is None else axis[0])
+    x, axis = op.inputs[0], op.attrs["axis"]
+    if axis is None or len(axis) == 1:
+        others = A.prod_others(x, None if axis is None else axis[0])
+    else:
+        # As tf.reduce_prod's gradient: the reduced axes moved last and merged into one.
+        reduced = sorted(a % x.ndim for a in axis)
+        perm = [i for i in range(x.ndim) if i not in reduced] + reduced
+        moved = A.transpose(x, perm)
+        merged = A.reshape(moved, moved.shape[:x.ndim - len(reduced)] + (-1,))
+        others = A.transpose(A.reshape(A.prod_others(merged, -1), moved.shape), np.argsort(perm))
     return M.mul(_unreduce(op, g), others)
 
 
