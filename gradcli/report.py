@@ -58,10 +58,12 @@ REPORT_POINTS = 201  # per curve: eager backends build the spec again for every 
 
 def entry(experiment, backend: str | None, curve) -> tuple:
     """(Result, [Curve]) for one spec: the run, and a curve for each elementwise input."""
-    from . import runner
+    from . import backends, runner
     result = runner.run(experiment, backend=backend)
-    return result, [curve.sweep(experiment, name, backend=backend, points=REPORT_POINTS)
-                    for name in curve.elementwise_inputs(result)]
+    names = curve.elementwise_inputs(result)
+    program = backends.build(experiment, backend) if names else None  # untouched by training
+    return result, [curve.sweep(experiment, name, backend=backend, points=REPORT_POINTS,
+                                program=program) for name in names]
 
 
 def page(entries: list, *, version: str) -> str:

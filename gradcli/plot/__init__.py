@@ -11,6 +11,7 @@ from ..errors import GradcliError
 
 FORMATS = (".png", ".svg", ".pdf")
 HINT = "pip install 'gradcli[plot]'"
+NO_DATE = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}  # the same figure, the same bytes
 
 
 def pyplot():
@@ -34,12 +35,15 @@ def check_format(path) -> str:
 
 
 def figure_bytes(fig, fmt: str) -> bytes:
-    """The figure rendered to png, svg or pdf bytes, and closed."""
+    """The figure rendered to png, svg or pdf bytes (in the house style), and closed."""
     import io
-    buffer = io.BytesIO()
+
+    from .style import styled
+    buffer, plt = io.BytesIO(), pyplot()
     try:
-        fig.savefig(buffer, format=fmt, dpi=150 if fmt == "png" else "figure",
-                    metadata={"Date": None} if fmt in ("svg", "pdf") else None)
+        with styled(plt):  # savefig reads rc settings too (svg ids, facecolor)
+            fig.savefig(buffer, format=fmt, dpi=150 if fmt == "png" else "figure",
+                        metadata=NO_DATE.get(fmt))
     finally:
-        pyplot().close(fig)
+        plt.close(fig)
     return buffer.getvalue()

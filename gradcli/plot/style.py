@@ -33,6 +33,7 @@ RC = {
     "lines.linewidth": 1.8,
     "font.size": 10,
     "svg.fonttype": "path",   # text as outlines: the SVG needs no font installed to look right
+    "svg.hashsalt": "gradcli",  # stable ids: the same figure gives the same bytes
     "pdf.fonttype": 42,
 }
 

@@ -155,3 +155,12 @@ def test_without_matplotlib_exit_2_with_the_pip_hint(tmp_path, monkeypatch):
         assert result.exit_code == 2, args
         assert "pip install 'gradcli[plot]'" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_the_same_figure_gives_the_same_bytes(tmp_path):
+    """`make figures` commits its output: redrawing an unchanged figure must not change it."""
+    for name in ("a.svg", "b.svg", "a.pdf", "b.pdf"):
+        assert invoke("plot", "curve", STE, "--points", "21", "--output",
+                      str(tmp_path / name)).exit_code == 0
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()

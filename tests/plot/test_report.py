@@ -77,6 +77,17 @@ def test_a_spec_cannot_inject_markup(tmp_path):
     assert "script-src" not in page and "default-src 'none'" in page  # CSP: no script at all
 
 
+def test_non_finite_values_get_their_note(tmp_path):
+    spec = tmp_path / "log.yaml"
+    spec.write_text("name: logs\ninputs: {x: [0.0, 1.0]}\noutputs:\n  y: log(x)\n")
+    code, err, page = write_report(tmp_path, spec)
+    assert code == 0, err
+    assert "<h3>non-finite values</h3>" in page
+    note = page.split("<h3>non-finite values</h3>")[1].split("</pre>")[0]
+    assert "-inf" in note and "log(x)" in note
+    assert '<td class="bad">[-inf,' in page and '<td class="bad">∞</td>' in page  # tables mark it
+
+
 def test_a_bad_spec_is_reported_in_the_page_and_the_others_still_run(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\ninputs: {x: 1.0}\noutputs:\n  y: nosuchop(x)\n")
