@@ -164,3 +164,16 @@ def test_the_same_figure_gives_the_same_bytes(tmp_path):
                       str(tmp_path / name)).exit_code == 0
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+
+
+def test_plot_train_of_a_spec_without_training_is_a_sentence(tmp_path):
+    result = invoke("plot", "train", STE, "--output", str(tmp_path / "t.png"))
+    assert result.exit_code == 2
+    assert "has no train: block" in result.stderr and not (tmp_path / "t.png").exists()
+
+
+def test_a_negative_range_on_the_command_line(tmp_path):
+    result = invoke("plot", "curve", STE, "--range", "-3:3", "--points", "7", "--input", "x",
+                    "--output", str(tmp_path / "c.png"))
+    assert result.exit_code == 0, result.stderr
+    assert "wrote" in result.stdout
