@@ -345,21 +345,6 @@ def plot() -> None:
     """Draw a figure to .png, .svg or .pdf (the --output extension); needs gradcli[plot]."""
 
 
-def _figure_target(output: str | None, name: str, kind: str, specs) -> tuple[Path, str, str]:
-    """(path, file type, name as given) for a figure, checked before any work is done."""
-    from .plot import check_format, pyplot
-    shown = output or figure_name(name, kind)
-    fmt = check_format(shown)
-    pyplot()  # a missing matplotlib fails here, with the pip hint, before the spec runs
-    return outputs.prepare(shown, specs), fmt, shown
-
-
-def figure_name(name: str, kind: str) -> str:
-    """`<spec name>-<kind>.png`, with only safe characters (a spec's name is untrusted)."""
-    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip(".-") or "gradcli"
-    return f"{safe}-{kind}.png"
-
-
 @plot.command(name="curve")
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--input", "name", default=None, help="The input to sweep (default: the first "
@@ -375,12 +360,12 @@ def plot_curve(spec, name, span, points, backend, overrides, output) -> None:
     """The forward value, true derivative, overridden gradient and numeric derivative of
     SPEC's first output along one input swept elementwise (the straight-through figure)."""
     from . import curve
-    from .plot import figure_bytes
+    from .plot import figure_bytes, figure_target
     from .plot.curve import curve_figure
     out, err = _consoles()
     span = curve.parse_range(span) if span is not None else None
     experiment = _load_one(spec, overrides, False, err)
-    target, fmt, shown = _figure_target(output, experiment.name, "curve", [spec])
+    target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
                        span=span, points=points)
     outputs.write_file(target, figure_bytes(curve_figure(data), fmt), shown)
@@ -395,13 +380,13 @@ def plot_curve(spec, name, span, points, backend, overrides, output) -> None:
 @reports_errors
 def plot_train(specs, backends, overrides, output) -> None:
     """The training loss of each SPEC against steps, one line per spec (or per backend)."""
-    from .plot import figure_bytes
+    from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = _consoles()
     loaded = [_load_one(p, overrides, False, err) for p in specs]
     names = [b.strip() for b in backends.split(",") if b.strip()] if backends else [None]
     title = loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded)
-    target, fmt, shown = _figure_target(output, loaded[0].name, "train", specs)
+    target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
     runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False))
                           for exp in loaded for b in names], several_specs=len(loaded) > 1)
     outputs.write_file(target, figure_bytes(train_figure(title, runs), fmt), shown)

@@ -34,6 +34,21 @@ def check_format(path) -> str:
     return suffix[1:]
 
 
+def figure_target(output: str | None, name: str, kind: str, specs) -> tuple[Path, str, str]:
+    """(path, file type, name as given) of a figure to write, checked before any work is done."""
+    from ..output import prepare
+    shown = output or figure_name(name, kind)
+    fmt = check_format(shown)
+    pyplot()  # a missing matplotlib fails here, with the pip hint, before the spec runs
+    return prepare(shown, specs), fmt, shown
+
+
+def figure_name(name: str, kind: str) -> str:
+    """`<spec name>-<kind>.png`, with only safe characters (a spec's name is untrusted)."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip(".-") or "gradcli"
+    return f"{safe}-{kind}.png"
+
+
 def figure_bytes(fig, fmt: str) -> bytes:
     """The figure rendered to png, svg or pdf bytes (in the house style), and closed."""
     import io

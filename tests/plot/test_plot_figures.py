@@ -177,3 +177,12 @@ def test_a_negative_range_on_the_command_line(tmp_path):
                     "--output", str(tmp_path / "c.png"))
     assert result.exit_code == 0, result.stderr
     assert "wrote" in result.stdout
+
+
+def test_the_default_file_name_cannot_leave_the_directory(tmp_path, monkeypatch):
+    spec = tmp_path / "s.yaml"
+    spec.write_text('name: "../../x/<b> y"\ninputs: {x: 1.0}\noutputs:\n  y: x * x\n')
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    assert invoke("plot", "curve", str(spec), "--points", "5").exit_code == 0
+    assert [p.name for p in (tmp_path / "work").iterdir()] == ["x--b--y-curve.png"]
