@@ -9,11 +9,12 @@ import math
 import numpy as np
 
 from . import backends
-from .backends.program import TrainRecord, nonfinite_kind, train_error
+from .backends.program import TrainRecord, check_grad_ys, nonfinite_kind, train_error
 from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
+from .spec.lint_discrete import run_warnings
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
@@ -86,6 +87,7 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
 def _run(experiment, backend, numeric, progress) -> Result:
     program = backends.build(experiment, backend)
     values = program.values()
+    check_grad_ys(experiment, {name: np.shape(value) for name, value in values.items()})
     overridden, true = program.gradients("overridden"), program.gradients("true")
     numeric_grads = program.numeric(MAX_PROBES, DIRECTIONS) if numeric else None
     gradients, summary = {}, {}
@@ -100,6 +102,7 @@ def _run(experiment, backend, numeric, progress) -> Result:
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
+    result.warnings += run_warnings(experiment)  # overrides a boolean/integer path cuts off
     result.warnings += program.warnings
     result.nonfinite = locate_nonfinite(program, values, overridden, true)
     if experiment.train is not None:

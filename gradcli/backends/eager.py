@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import budget as budgets
+from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GradientError, GraphError
 from ..opset import OPS
 from .connectivity import Graph
@@ -363,7 +364,10 @@ class EagerBuilder:
             attrs = {p: values[p] for p in spec.params[1:]}
         else:
             raw = [values[p] for p in spec.tensor_params]
-            like = next((v for v in raw if self.kit.is_tensor(v) and self.is_float(v)), None)
+            tensors = [v for v in raw if self.kit.is_tensor(v)]  # a float one sets the dtype,
+            like = next((v for v in tensors if self.is_float(v)), None)  # else an integer one
+            like = like if like is not None else next(
+                (v for v in tensors if self.kit.dtype_name(v) != "bool"), None)
             inputs = [self._convert(v, like) for v in raw]
             attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
         floats = {self.kit.dtype_name(t) for t in inputs if self.is_float(t)}
@@ -377,7 +381,8 @@ class EagerBuilder:
             return value
         array = np.asarray(value)
         if array.dtype.kind in "iuf":
-            array = array.astype(self._dt(like) if like is not None else self.dtype)
+            beside = number_dtype(array, self._dt(like) if like is not None else None)
+            array = array.astype(beside if beside is not None else self.dtype)
         elif array.dtype.kind != "b":
             raise GraphError(f"cannot make a tensor from {type(value).__name__} values")
         return self._made(self.kit.constant(array))

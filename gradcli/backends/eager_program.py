@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradcliError, GradientError, SpecError
-from ..fd import central_differences, least_norm, probe_kind, random_directions
+from ..fd import estimate, probe_kind
 from .eager import EagerBuilder
 from .interpret import Interpreter, spec_error
 from .program import Convention, Program, TrainRecord, note_loss_shape
@@ -235,14 +235,8 @@ class EagerProgram(Program):
                     continue
                 objective = self._objective(out.name, x, held, weights)
                 base = self._base[x].astype(np.float64)
-                step = 1e-6 if self._base[x].dtype == np.float64 else 1e-3
-                if kinds[name] == "full":
-                    grad = central_differences(objective, base, step)
-                else:
-                    basis = random_directions(base.shape, directions, exp.seed)
-                    slopes = np.array([(objective(base + step * d) - objective(base - step * d))
-                                       / (2 * step) for d in basis])
-                    grad = least_norm(basis, slopes)
+                grad = estimate(objective, base, self._base[x].dtype, kinds[name], directions,
+                                exp.seed)
                 row[name] = _plain(grad.astype(self._base[x].dtype))
             result[out.name] = row
             self.numeric_kinds[out.name] = kinds

@@ -14,6 +14,7 @@ from .program import (
     Program,
     TrainRecord,
     birth,
+    check_grad_ys,
     loss_value,
     nonfinite_kind,
     note_loss_shape,
@@ -125,6 +126,7 @@ class NumpyProgram(Program):
         with self._registered_gradients():
             self.env = self.interpreter.build(self.leaves)
             self.override_matches = _matches_per_entry(builder.scopes)
+            check_grad_ys(exp, {out.name: self.env[out.name].shape for out in exp.outputs})
             self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
             # Training's gradients are graph nodes too: built now, while the spec's registered
             # gradients are in the registry (they leave it when the build is done).

@@ -75,10 +75,11 @@ def build_experiment(root: Map, path: str) -> Experiment:
     override_map = build_override_map(optional(root, "override_map"), names, register_sites)
     wrt = _wrt(optional(root, "wrt"), names, inputs)
     stop_gradients = _names_list(optional(root, "stop_gradients"), "stop_gradients", names)
-    grad_ys = {}
+    grad_ys, places = {}, {}
     for out, (key_node, value) in _items(sections["grad_ys"]):
         names.require(out, key_node, sub("grad_ys", out), ("output",), "an output")
         grad_ys[out] = literal_array(value, sub("grad_ys", out), dtype, dtype)
+        places[sub("grad_ys", out)] = value.mark.location()
     unconnected = _optional(root, "unconnected",
                             lambda n: expect_choice(n, "unconnected", UNCONNECTED), "none")
     train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
@@ -88,7 +89,7 @@ def build_experiment(root: Map, path: str) -> Experiment:
                       dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,
                       register=register, override_map=override_map, functions=functions,
                       stop_gradients=stop_gradients, grad_ys=grad_ys, unconnected=unconnected,
-                      train=train, expect=expect, raw=to_plain(root))
+                      train=train, expect=expect, raw=to_plain(root), places=places)
 
 
 def _optional(root: Map, key: str, read, default):

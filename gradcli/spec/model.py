@@ -154,3 +154,4 @@ class Experiment:
     train: TrainSpec | None
     expect: ExpectSpec | None
     raw: dict
+    places: dict[str, Location] = Factory(dict)  # "grad_ys.y" -> where its value is written
