@@ -42,6 +42,10 @@ def _error_line(message: str) -> Text:
     return Text.assemble(("error: ", "bold red"), printable_lines(message))
 
 
+OUT_OF_MEMORY = ("out of memory: the spec needs more memory than this machine gives it; make its "
+                 "tensors smaller or lower --max-memory (see docs/untrusted.md)")
+
+
 def reports_errors(command):
     """Map gradcli's errors to a message on stderr and an exit code; no tracebacks."""
 
@@ -63,6 +67,11 @@ def reports_errors(command):
             raise SystemExit(130) from None
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except MemoryError:  # the budget (--max-memory) did not foresee it: still the user's spec
+            if debug:
+                raise
+            err.print(_error_line(OUT_OF_MEMORY), soft_wrap=True)
+            raise SystemExit(2) from None
         except Exception as exc:  # a bug of ours: say so plainly, keep the traceback for --debug
             if debug:
                 raise
@@ -99,9 +108,11 @@ def _attempt(path, work, err: Console):
         message = str(exc)
         if not message.startswith(str(path)):
             message = f"{path}: {message}"
-        if isinstance(exc, GradcliError):
+        if isinstance(exc, (GradcliError, MemoryError)):
+            if isinstance(exc, MemoryError):
+                message = f"{path}: {OUT_OF_MEMORY}"
             err.print(_error_line(message), soft_wrap=True)
-            return Failure(path, message, exc.exit_code)
+            return Failure(path, message, getattr(exc, "exit_code", 2))
         err.print(_internal_error(exc, f"{path}: "), soft_wrap=True)
         return Failure(path, f"internal error: {path}: {type(exc).__name__}: {exc}", 2)
 
@@ -128,6 +139,20 @@ def _progress(err: Console, quiet: bool):
     return lambda iterable, description="working": track(iterable, description=description,
                                                            console=err, transient=True)
 
+
+def _memory_size(ctx, param, value):
+    if value is None:
+        return None
+    from .core.budget import parse_size
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+max_memory = click.option("--max-memory", default=None, metavar="SIZE", callback=_memory_size,
+                          help="Memory budget for a run's tensors, e.g. 16GiB (default 2GiB; "
+                               "one tensor may take half). See docs/untrusted.md.")
 
 spec_paths = click.argument("specs", nargs=-1, required=True,
                             type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -159,8 +184,9 @@ def cli() -> None:
 @click.option("--quiet", "-q", is_flag=True, help="One line per spec: passed, FAILED or ran.")
 @click.option("--strict", is_flag=True, help="Treat lint warnings (unused overrides) as errors.")
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
+@max_memory
 @reports_errors
-def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> None:
+def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_memory) -> None:
     """Run each SPEC and print its values and gradient tables.
 
     Every spec runs even when another fails. Exit 2 when a spec is bad or its
@@ -175,7 +201,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
     for path in specs:
         outcome = _attempt(path, lambda path=path: runner.run(
             _load_one(path, overrides, strict, err), backend=backend, numeric=not no_numeric,
-            progress=_progress(err, quiet)), err)
+            progress=_progress(err, quiet), max_memory=max_memory), err)
         outcomes.append(outcome)
         if fmt == "table":
             _show_table(outcome, out, err, quiet, to_file=target is not None)
@@ -226,8 +252,9 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
                    "first column by more than this (NaN against a number always differs).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True)
+@max_memory
 @reports_errors
-def compare(specs, backends, overrides, tolerance, fmt) -> None:
+def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
     """Put the overridden gradients and training of several SPECs (or backends) side by side."""
     out, err = _consoles()
     if tolerance is not None and not tolerance >= 0:
@@ -243,7 +270,8 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
     if len(runs) < 2:
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
     labels = [label for label, _, _ in runs]
-    results = [_attempt(label, lambda exp=exp, b=b: runner.run(exp, backend=b), err)
+    results = [_attempt(label, lambda exp=exp, b=b: runner.run(exp, backend=b,
+                                                                   max_memory=max_memory), err)
                for label, exp, b in runs]
     _require_all(results, labels)
     rows, gradients_ok = runner.compare(results, tolerance, labels)
@@ -337,3 +365,82 @@ def main() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+# ----- figures and the HTML report (matplotlib is imported only when one is drawn) -----
+@cli.group()
+def plot() -> None:
+    """Draw a figure to .png, .svg or .pdf (the --output extension); needs gradcli[plot]."""
+
+
+@plot.command(name="curve")
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--input", "name", default=None, help="The input to sweep (default: the first "
+              "float input in wrt).")
+@click.option("--range", "span", default=None, metavar="LOW:HIGH",
+              help="The values swept (default: the input's own min..max, widened).")
+@click.option("--points", type=int, default=401, show_default=True)
+@click.option("--backend", default=None, help="Run on this backend instead of the spec's.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
+@reports_errors
+def plot_curve(spec, name, span, points, backend, overrides, output) -> None:
+    """The forward value, true derivative, overridden gradient and numeric derivative of
+    SPEC's first output along one input swept elementwise (the straight-through figure)."""
+    from . import curve
+    from .plot import figure_bytes, figure_target
+    from .plot.curve import curve_figure
+    out, err = _consoles()
+    span = curve.parse_range(span) if span is not None else None
+    experiment = _load_one(spec, overrides, False, err)
+    target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
+    data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
+                       span=span, points=points)
+    outputs.write_file(target, figure_bytes(curve_figure(data), fmt), shown)
+    out.print(Text.assemble("wrote ", printable(shown)))
+
+
+@plot.command(name="train")
+@spec_paths
+@click.option("--backends", default=None, metavar="B1,B2,...", help="One line per backend.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
+@reports_errors
+def plot_train(specs, backends, overrides, output) -> None:
+    """The training loss of each SPEC against steps, one line per spec (or per backend)."""
+    from .plot import figure_bytes, figure_target
+    from .plot.train import train_figure, training_runs
+    out, err = _consoles()
+    loaded = [_load_one(p, overrides, False, err) for p in specs]
+    names = [b.strip() for b in backends.split(",") if b.strip()] if backends else [None]
+    title = loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded)
+    target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
+    runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False))
+                          for exp in loaded for b in names], several_specs=len(loaded) > 1)
+    outputs.write_file(target, figure_bytes(train_figure(title, runs), fmt), shown)
+    out.print(Text.assemble("wrote ", printable(shown)))
+
+
+@cli.command()
+@spec_paths
+@click.option("--backend", default=None, help="Run on this backend instead of the spec's.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+@click.option("--output", default="report.html", show_default=True, metavar="FILE")
+@reports_errors
+def report(specs, backend, overrides, output) -> None:
+    """Write one self-contained HTML page (styles and figures inline) about each SPEC."""
+    from . import curve
+    from . import report as html
+    from .plot import pyplot
+    out, err = _consoles()
+    pyplot()
+    target = outputs.prepare(output, specs)
+    entries, codes = [], []
+    for path in specs:
+        outcome = _attempt(path, lambda path=path: html.entry(
+            _load_one(path, overrides, False, err), backend, curve), err)
+        entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
+        codes.append(outcome.exit_code if isinstance(outcome, Failure) else outcome[0].exit_code)
+    outputs.write_file(target, html.page(entries, version=__version__), output)
+    out.print(Text.assemble("wrote ", printable(output)))
+    raise SystemExit(_worst(codes))

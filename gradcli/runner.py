@@ -9,13 +9,16 @@ import math
 import numpy as np
 
 from . import backends
-from .backends.program import TrainRecord, nonfinite_kind, train_error
+from .backends.program import TrainRecord, check_grad_ys, nonfinite_kind, train_error
+from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
+from .spec.lint_discrete import run_warnings
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
+MEMORY_HINT = "raise the budget with --max-memory, e.g. --max-memory 16GiB"
 
 
 @record(frozen=False)
@@ -70,10 +73,21 @@ class Result:
 
 
 def run(experiment, *, backend: str | None = None, numeric: bool = True,
-        progress=lambda it, **kw: it) -> Result:
-    """Build the experiment once on the backend and collect everything about it."""
+        progress=lambda it, **kw: it, max_memory: int | None = None) -> Result:
+    """Build the experiment once on the backend and collect everything about it.
+
+    Every tensor is built under a memory budget of `max_memory` bytes (default
+    2 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
+    before it allocates.
+    """
+    with memory_budget(max_memory or DEFAULT_TOTAL, hint=MEMORY_HINT):
+        return _run(experiment, backend, numeric, progress)
+
+
+def _run(experiment, backend, numeric, progress) -> Result:
     program = backends.build(experiment, backend)
     values = program.values()
+    check_grad_ys(experiment, {name: np.shape(value) for name, value in values.items()})
     overridden, true = program.gradients("overridden"), program.gradients("true")
     numeric_grads = program.numeric(MAX_PROBES, DIRECTIONS) if numeric else None
     gradients, summary = {}, {}
@@ -88,6 +102,7 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
+    result.warnings += run_warnings(experiment)  # overrides a boolean/integer path cuts off
     result.warnings += program.warnings
     result.nonfinite = locate_nonfinite(program, values, overridden, true)
     if experiment.train is not None:

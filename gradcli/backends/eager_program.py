@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradcliError, GradientError, SpecError
-from ..fd import central_differences, least_norm, probe_kind, random_directions
+from ..fd import estimate, probe_kind
 from .eager import EagerBuilder
 from .interpret import Interpreter, spec_error
 from .program import Convention, Program, TrainRecord, note_loss_shape
@@ -235,14 +235,8 @@ class EagerProgram(Program):
                     continue
                 objective = self._objective(out.name, x, held, weights)
                 base = self._base[x].astype(np.float64)
-                step = 1e-6 if self._base[x].dtype == np.float64 else 1e-3
-                if kinds[name] == "full":
-                    grad = central_differences(objective, base, step)
-                else:
-                    basis = random_directions(base.shape, directions, exp.seed)
-                    slopes = np.array([(objective(base + step * d) - objective(base - step * d))
-                                       / (2 * step) for d in basis])
-                    grad = least_norm(basis, slopes)
+                grad = estimate(objective, base, self._base[x].dtype, kinds[name], directions,
+                                exp.seed)
                 row[name] = _plain(grad.astype(self._base[x].dtype))
             result[out.name] = row
             self.numeric_kinds[out.name] = kinds
@@ -265,6 +259,23 @@ class EagerProgram(Program):
             return float(np.sum(weights * y))
 
         return objective
+
+    def output_at(self, feed: dict, output: str):
+        env, _, _ = self.run("true", self._fed(feed))
+        return _plain(np.asarray(self.kit.numpy(env[output])))
+
+    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
+        exp, leaves = self.experiment, self._fed(feed)
+        grads = []
+        for kind in ("overridden", "true"):
+            rows = self.differentiate(kind, [output], [wrt], exp.stop_gradients, leaves, exp.grad_ys)
+            grads.append(self._finish(kind, output, wrt, *rows[output][1][wrt]))
+        return tuple(grads)
+
+    def _fed(self, feed: dict) -> dict:
+        """The leaves with some inputs replaced (an eager framework builds again from them)."""
+        return {**self.leaves, **{name: self.kit.constant(np.asarray(value, self._base[name].dtype))
+                                  for name, value in feed.items()}}
 
     def locate_nonfinite(self, phase: str, tensors: list, leaves: dict | None = None,
                          step: int | None = None) -> list:

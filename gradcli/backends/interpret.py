@@ -147,6 +147,9 @@ class Interpreter:
                 return build(*args, **kwargs)
         except SpecError:
             raise
+        except MemoryError:  # numpy's message is only the shape; say what happened
+            raise spec_error(expr, f"{name}() ran out of memory; make the tensors smaller or "
+                                   "lower --max-memory (see docs/untrusted.md)", node) from None
         except Exception as exc:  # a backend's own error, worded for the spec's author
             message = getattr(exc, "args", [str(exc)])[0] if getattr(exc, "args", None) else str(exc)
             raise spec_error(expr, f"{name}() failed: {message}", node) from None
@@ -172,7 +175,7 @@ class Interpreter:
     def _slice_bound(self, node, expr, env) -> int:
         value = self._scalar(self._eval(node, expr, env))
         if isinstance(value, float) and value.is_integer():
-            return int(value)  # k + 2 with an integer k is a float here (bare numbers are floats)
+            return int(value)  # a whole float, e.g. computed from a float tensor
         if isinstance(value, bool) or not isinstance(value, int):
             shown = f"{len(value)} values" if isinstance(value, list) else repr(value)
             raise spec_error(expr, f"a slice bound must be one integer, got {shown}", node)

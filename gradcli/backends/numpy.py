@@ -14,6 +14,7 @@ from .program import (
     Program,
     TrainRecord,
     birth,
+    check_grad_ys,
     loss_value,
     nonfinite_kind,
     note_loss_shape,
@@ -125,6 +126,7 @@ class NumpyProgram(Program):
         with self._registered_gradients():
             self.env = self.interpreter.build(self.leaves)
             self.override_matches = _matches_per_entry(builder.scopes)
+            check_grad_ys(exp, {out.name: self.env[out.name].shape for out in exp.outputs})
             self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
             # Training's gradients are graph nodes too: built now, while the spec's registered
             # gradients are in the registry (they leave it when the build is done).
@@ -262,6 +264,28 @@ class NumpyProgram(Program):
         record.final = {n: v.numpy() for n, v in params}
         record.final_loss = loss_value(loss_fn()[0])
         return record
+
+
+    def output_at(self, feed: dict, output: str):
+        with self._fed(feed):
+            return gc.evaluate([self.env[output]])[0]
+
+    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
+        grads = [self._grads[kind][output][wrt] for kind in ("overridden", "true")]
+        with self._fed(feed):
+            return tuple(None if g is None else gc.evaluate([g])[0] for g in grads)
+
+    @contextmanager
+    def _fed(self, feed: dict):
+        """The built graph with some inputs assigned new values, restored afterwards."""
+        saved = {name: self.leaves[name].numpy() for name in feed}
+        try:
+            for name, value in feed.items():
+                self.leaves[name].assign(value)
+            yield
+        finally:
+            for name, value in saved.items():
+                self.leaves[name].assign(value)
 
 
 def _first(found: list):

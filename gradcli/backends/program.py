@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import SpecError
 from ..record import Factory, record
 
 SMALL = 64  # up to this many parameter elements, training records every step's values
@@ -47,6 +48,25 @@ def train_error(experiment, exc: Exception, key: str):
     """A training failure that no expression caused, pointing at the spec's train block."""
     spec = experiment.train
     return spec.keys.get(key, spec.loc).error(str(exc), key=key)
+
+
+def check_grad_ys(experiment, shapes: dict) -> None:
+    """Each grad_ys entry has its output's shape, or is a scalar broadcast to it (the initial
+    gradient of tf.gradients, one per y).
+
+    The one check of that rule: the runner applies it to every backend before it asks for
+    gradients, and the numpy core (which differentiates while it builds) as soon as it knows
+    the shapes, so every backend refuses the same specs with the same words, whether or not a
+    path reaches the output.
+    """
+    for out, given in experiment.grad_ys.items():
+        shape = tuple(shapes[out])
+        if np.ndim(given) and tuple(np.shape(given)) != shape:
+            key = f"grad_ys.{out}"
+            message = (f"grad_ys for output {out!r} has shape {tuple(np.shape(given))}; it must "
+                       f"have the output's shape {shape} or be a scalar")
+            place = experiment.places.get(key)
+            raise SpecError(message, key=key) if place is None else place.error(message, key=key)
 
 
 def optimizer_overflow(experiment, name: str, value: str, step: int) -> Nonfinite:
@@ -99,6 +119,15 @@ class Program:
         raise NotImplementedError
 
     def train(self, progress=None) -> TrainRecord:
+        raise NotImplementedError
+
+    def output_at(self, feed: dict, output: str):
+        """One output's value with the inputs in feed set to new values of the same shapes
+        (a replay: the curve figure sweeps an input this way)."""
+        raise NotImplementedError
+
+    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
+        """(overridden, true) gradient of output with respect to input wrt, replayed at feed."""
         raise NotImplementedError
 
     def locate_nonfinite(self, phase: str, tensors: list) -> list[Nonfinite]:

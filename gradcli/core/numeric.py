@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GradientError, UnconnectedGradientError
-from ..fd import central_differences, probe_kind, random_directions
-from ..fd import least_norm as _least_norm
+from ..fd import estimate, probe_kind
 from .autodiff import UNCONNECTED, _tensor_list
 from .evaluate import compile_schedule, feed_value
 from .graph import Tensor, current_value, walk_ops
@@ -25,6 +24,7 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
     derivative along `directions` seeded random directions, returned as the
     least-norm gradient consistent with them (the true gradient's projection
     onto their span), so compare it with gradcli.fd.directional_projection().
+    eps is the relative step (default: the dtype's eps ** (1/3); see gradcli.fd.estimate).
     """
     ys, xs = _tensor_list(ys, "ys"), _tensor_list(xs, "xs")
     if unconnected_gradients not in UNCONNECTED:
@@ -51,14 +51,9 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
                        for w, o in zip(weights, outs))
 
         base = np.asarray(current_value(x), dtype=np.float64)
-        step = eps if eps is not None else (1e-6 if x.dtype == np.float64 else 1e-3)
-        if probe_kind(base.size, max_probes) == "full":
-            results.append(_as_value(central_differences(objective, base, step), x))
-        else:
-            basis = random_directions(base.shape, directions, seed)
-            slopes = np.array([(objective(base + step * d) - objective(base - step * d)) / (2 * step)
-                               for d in basis])
-            results.append(_as_value(_least_norm(basis, slopes), x))
+        kind = probe_kind(base.size, max_probes)
+        results.append(_as_value(estimate(objective, base, x.dtype, kind, directions, seed,
+                                          step=eps), x))
     return results
 
 

@@ -42,22 +42,52 @@ def is_ones(t: Tensor) -> bool:
 _scalars: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
+def number_dtype(value, beside) -> np.dtype | None:
+    """The dtype a bare number (or list of numbers) takes beside a tensor of dtype `beside`.
+
+    A float tensor's dtype; an integer tensor's for whole numbers (`k + 2`
+    stays int64, as in TensorFlow); None (the caller's default) beside nothing
+    or a boolean. A fraction beside an integer tensor is refused, as
+    TensorFlow refuses `int_tensor + 2.5`, rather than silently truncated.
+    """
+    array = np.asarray(value)
+    if beside is None or array.dtype.kind not in "iuf":
+        return None
+    beside = np.dtype(beside)
+    if beside.kind == "f":
+        return beside
+    if beside.kind not in "iu":
+        return None
+    limits = np.iinfo(beside)
+    with np.errstate(invalid="ignore"):
+        whole = np.all(np.isfinite(array) & (array == np.round(array))
+                       & (array >= limits.min) & (array <= limits.max))
+    if not whole:
+        shown = value if np.ndim(value) == 0 else "a list holding " + ", ".join(
+            repr(v) for v in array.ravel()[:3].tolist())
+        raise GraphError(f"cannot combine an {beside} tensor with {shown}: a number beside an "
+                         f"integer tensor must be a whole number in {beside}'s range; cast the "
+                         "tensor to a float dtype first (cast(k, float64))")
+    return beside
+
+
 def convert(value, like: Tensor | None = None) -> Tensor:
-    """A tensor for value; plain numbers take the float dtype of `like`, as in TensorFlow.
+    """A tensor for value; plain numbers take the dtype of `like` (number_dtype), as in
+    TensorFlow.
 
     Python numbers become shared constants per (value, dtype), so a loop of
     `y * 0.999` holds one constant, not one per op.
     """
     if isinstance(value, Tensor):
         return value
-    dtype = like.dtype if like is not None and like.dtype.kind == "f" else None
+    dtype = number_dtype(value, like.dtype if like is not None else None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         key = (repr(value), None if dtype is None else dtype.str)  # repr keeps -0.0 apart from 0.0
         shared = _scalars.get(key)
         if shared is None:
             shared = _scalars[key] = constant(value, dtype=dtype)
         return shared
-    if dtype is not None and np.asarray(value).dtype.kind in "iuf":
+    if dtype is not None:
         return constant(value, dtype=dtype)
     return constant(value)
 

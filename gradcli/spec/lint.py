@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from gradcli.record import record
 from gradcli.spec.ast import Call, Name, Node, walk
+from gradcli.spec.lint_discrete import cut_overrides
+from gradcli.spec.lint_discrete import message as cut_message
 from gradcli.spec.model import Experiment, Expr, Location
 
 
@@ -25,7 +27,8 @@ class LintWarning:
 
 def lint(experiment: Experiment) -> list[LintWarning]:
     """Every warning for `experiment`, in the order of the sections they concern."""
-    return [*_overrides_matching_nothing(experiment), *_unused_gradients(experiment),
+    return [*_overrides_matching_nothing(experiment), *_overrides_cut(experiment),
+            *_unused_gradients(experiment),
             *_uncalled_functions(experiment), *_unconnected_wrt(experiment)]
 
 
@@ -62,7 +65,6 @@ def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
     everywhere: set[str] = set()
     for expr in [*expressions.values(), *(f.forward for f in experiment.functions.values())]:
         everywhere |= _ops_built(expr.node, experiment)
-    listed = isinstance(experiment.raw.get("override_map"), list)
     warnings = []
     for i, entry in enumerate(experiment.override_map):
         if entry.scope is None:
@@ -73,12 +75,23 @@ def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
                 if name in expressions:
                     built |= _ops_built(expressions[name].node, experiment)
         if entry.op not in built:
-            key = f"override_map[{i}]" if listed else f"override_map.{entry.op}"
+            key = _override_key(experiment, i, entry)
             warnings.append(LintWarning(
                 f"override_map entry {entry.op!r} -> {entry.gradient!r} matches no op: no "
                 f"{entry.op} op is built{where} (the most common silent no-op of "
                 "gradient_override_map)", entry.loc, key))
     return warnings
+
+
+def _override_key(experiment: Experiment, i: int, entry) -> str:
+    listed = isinstance(experiment.raw.get("override_map"), list)
+    return f"override_map[{i}]" if listed else f"override_map.{entry.op}"
+
+
+def _overrides_cut(experiment: Experiment) -> list[LintWarning]:
+    """Entries that match ops on a boolean/integer path, where no gradient ever flows."""
+    return [LintWarning(cut_message(entry, reason), entry.loc, _override_key(experiment, i, entry))
+            for i, entry, reason in cut_overrides(experiment)]
 
 
 def _unused_gradients(experiment: Experiment) -> list[LintWarning]:
@@ -103,23 +116,17 @@ def _unconnected_wrt(experiment: Experiment) -> list[LintWarning]:
     """wrt names no output reaches, not walking past stop_gradients.
 
     A spec that sets `unconnected:` has said how it wants them reported, so it
-    is not warned.
+    is not warned. A name the outputs do use, but only through stopped names,
+    is told which stop_gradients entries cut it off.
     """
     if "unconnected" in experiment.raw:
         return []
     deps = {name: {n.id for n in walk(expr.node) if isinstance(n, Name)}
             for name, expr in _expressions(experiment).items()}
     stopped = set(experiment.stop_gradients)
-    reached: set[str] = set()
-    for output in experiment.outputs:
-        pending = [output.name]
-        while pending:
-            name = pending.pop()
-            if name in reached:
-                continue
-            reached.add(name)
-            if name not in stopped:
-                pending.extend(deps.get(name, ()))
+    outputs = [output.name for output in experiment.outputs]
+    reached = _reached(outputs, deps, stopped)
+    used = _reached(outputs, deps, set())
     explicit = "wrt" in experiment.raw
     warnings = []
     for name in experiment.wrt:
@@ -130,6 +137,27 @@ def _unconnected_wrt(experiment: Experiment) -> list[LintWarning]:
         else:
             loc = _expressions(experiment)[name].loc
         key = "wrt" if explicit else f"inputs.{name}"
-        warnings.append(LintWarning(f"no output depends on {name!r}, so its gradients are all "
-                                    "unconnected", loc, key))
+        if name in used:
+            cutting = [s for s in experiment.stop_gradients
+                       if s in reached and s != name and name in _reached([s], deps, set())]
+            through = ", ".join(repr(s) for s in cutting)
+            message = (f"the outputs use {name!r} only through {through} (listed in "
+                       f"stop_gradients), so its gradients are all unconnected")
+        else:
+            message = f"no output depends on {name!r}, so its gradients are all unconnected"
+        warnings.append(LintWarning(message, loc, key))
     return warnings
+
+
+def _reached(start: list[str], deps: dict[str, set[str]], stopped: set[str]) -> set[str]:
+    """Every name reachable from `start` through the expressions, not expanding stopped names."""
+    reached: set[str] = set()
+    pending = list(start)
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        if name not in stopped:
+            pending.extend(deps.get(name, ()))
+    return reached
