@@ -202,7 +202,8 @@ def _close(a: float, b: float) -> bool:
 
 def summary_table(result) -> Table:
     table = _table("overridden vs true")
-    table.caption = "o overridden, t true, n numeric (projected when directional)"
+    table.caption = ("o overridden, t true, n numeric (projected when directional); signs agree "
+                     "counts the elements where neither o nor t is NaN (NaN: there are none)")
     table.caption_justify = "left"
     for column in ("output/input", "cos(o,t)", "max|o−t|", "‖o‖", "‖t‖", "signs agree",
                    "max|n−t|"):
@@ -258,7 +259,14 @@ def result_renderables(result) -> list:
                           style="dim"))
     if result.nonfinite:
         parts.append(nonfinite_note(result.nonfinite))
+    if result.warnings:
+        parts.append(warnings_text(result.warnings))
     return [p for p in parts if p is not None]
+
+
+def warnings_text(warnings) -> Text:
+    """The run's warnings (an override that matched nothing, a loss summed), one per line."""
+    return Text("\n".join(f"warning: {printable(w)}" for w in warnings), style="yellow")
 
 
 # ----- non-finite provenance -----

@@ -139,14 +139,22 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
         else:
             cosine = float(np.clip(np.dot(o, t) / (no * nt), -1.0, 1.0))
         diff = max_gap(o, t)
-        same_sign = (np.sign(o) == np.sign(t)) | (np.isnan(o) & np.isnan(t))  # NaN agrees with NaN
-        agree = float(np.mean(same_sign)) if o.size else 1.0
+        agree = sign_agreement(o, t)
     summary = Summary(cosine, diff, no, nt, agree)
     if numeric is not None:
         reference = (directional_projection(true, DIRECTIONS, seed) if numeric_kind == "directional"
                      else true)
         summary.numeric_max_abs_diff = max_gap(numeric, reference)
     return summary
+
+
+def sign_agreement(o: np.ndarray, t: np.ndarray) -> float:
+    """The share of elements whose signs agree, among those where neither side is NaN (a NaN
+    has no sign); NaN when there is no such element, 1.0 for empty gradients."""
+    if not o.size:
+        return 1.0
+    signed = ~(np.isnan(o) | np.isnan(t))
+    return float(np.mean(np.sign(o[signed]) == np.sign(t[signed]))) if signed.any() else math.nan
 
 
 def elementwise_gap(a, b) -> np.ndarray:
