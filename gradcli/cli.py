@@ -129,6 +129,29 @@ def _progress(err: Console, quiet: bool):
                                                            console=err, transient=True)
 
 
+def _known_backend(name: str) -> str:
+    from .backends import NAMES
+
+    if name not in NAMES:
+        from .spec.fields import did_you_mean
+
+        hint = did_you_mean(name, NAMES)
+        raise click.BadParameter(f"unknown backend {printable(name)!r}"
+                                 + (f" ({hint})" if hint else "") + f"; choose from {', '.join(NAMES)}")
+    return name
+
+
+def _backend_option(ctx, param, value: str | None) -> str | None:
+    return None if value is None else _known_backend(value.strip())
+
+
+def _backends_option(ctx, param, value: str | None) -> list[str] | None:
+    """--backends B1,B2,...: checked before anything runs, so a typo costs no run."""
+    if value is None:
+        return None
+    return [_known_backend(b.strip()) for b in value.split(",") if b.strip()]
+
+
 spec_paths = click.argument("specs", nargs=-1, required=True,
                             type=click.Path(exists=True, dir_okay=False, path_type=Path))
 
@@ -147,7 +170,7 @@ def cli() -> None:
 
 @cli.command()
 @spec_paths
-@click.option("--backend", default=None, help="Run on this backend instead of the spec's "
+@click.option("--backend", default=None, callback=_backend_option, help="Run on this backend instead of the spec's "
               "(numpy, torch, jax, tensorflow).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change a spec key, e.g. --set inputs.x=[1,2,3] --set train.steps=5 (repeatable).")
@@ -155,7 +178,8 @@ def cli() -> None:
               help="table for people; json (one document on stdout), markdown or csv for tools.")
 @click.option("--output", default=None, metavar="FILE",
               help="Write the output to this file instead of stdout (tables as plain text). A "
-                   "regular file is replaced atomically; a read-only file or the spec is refused.")
+                   "regular file is replaced atomically; a read-only file, the spec or a "
+                   "missing folder is refused (no folders are created).")
 @click.option("--quiet", "-q", is_flag=True, help="One line per spec: passed, FAILED or ran.")
 @click.option("--strict", is_flag=True, help="Treat lint warnings (unused overrides) as errors.")
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
@@ -218,7 +242,7 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
 
 @cli.command()
 @spec_paths
-@click.option("--backends", default=None, metavar="B1,B2,...",
+@click.option("--backends", default=None, metavar="B1,B2,...", callback=_backends_option,
               help="Run one spec on several backends, one column each (e.g. numpy,torch).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
 @click.option("--tolerance", type=float, default=None,
@@ -235,9 +259,8 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
     loaded = [_attempt(p, lambda p=p: _load_one(p, overrides, False, err), err) for p in specs]
     _require_all(loaded, specs)
     if backends:
-        names = [b.strip() for b in backends.split(",") if b.strip()]
         runs = [(f"{exp.name} [{b}]" if len(loaded) > 1 else b, exp, b)
-                for exp in loaded for b in names]
+                for exp in loaded for b in backends]
     else:
         runs = [(exp.name, exp, None) for exp in loaded]
     if len(runs) < 2:
