@@ -180,7 +180,11 @@ def cli() -> None:
               help="Write the output to this file instead of stdout (tables as plain text). A "
                    "regular file is replaced atomically; a read-only file, the spec or a "
                    "missing folder is refused (no folders are created).")
-@click.option("--quiet", "-q", is_flag=True, help="One line per spec: passed, FAILED or ran.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Instead of the tables, one line per spec on stderr (passed, FAILED or ran), "
+                   "never wrapped, and a count. Only the table format has a quiet form: json, "
+                   "markdown and csv are always whole. Not with --output (the tables would "
+                   "have nowhere to go).")
 @click.option("--strict", is_flag=True, help="Treat lint warnings (unused overrides) as errors.")
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
 @reports_errors
@@ -190,6 +194,9 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
     Every spec runs even when another fails. Exit 2 when a spec is bad or its
     backend missing, else 1 when an expect block is not met, else 0.
     """
+    if quiet and fmt == "table" and output is not None:
+        raise GradcliError("--quiet prints one line per spec on stderr instead of the tables, so "
+                           "--output would get nothing: drop one of them (or use --format json)")
     target = None if output is None else outputs.prepare(output, specs)
     out, err = _consoles(quiet=quiet and fmt == "table")
     tables_file = _file_console() if fmt == "table" and target is not None else None
@@ -211,7 +218,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
         else:
             outputs.write_file(target, text, output)
     if quiet and fmt == "table":
-        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))))
+        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))), soft_wrap=True)
     raise SystemExit(_worst(o.exit_code for o in outcomes))
 
 
@@ -221,10 +228,10 @@ def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool)
             out.print(_error_line(outcome.message))
         return
     if quiet:
-        err.print(render.quiet_line(outcome))
-    if not quiet or to_file:
-        for part in render.result_renderables(outcome):
-            out.print(part)
+        err.print(render.quiet_line(outcome), soft_wrap=True)  # one line each, for grep
+        return
+    for part in render.result_renderables(outcome):
+        out.print(part)
 
 
 def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | None:
