@@ -239,11 +239,14 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
     if fmt == "json":
         return render.json_text([render.error_doc(o.path, o.message, o.exit_code)
                                  if isinstance(o, Failure) else o for o in outcomes]) + "\n"
+    from . import render_formats as formats
+
     if fmt == "markdown":
-        return "\n".join(render.markdown_error(o.path, o.message) if isinstance(o, Failure)
-                         else render.to_markdown(o) for o in outcomes)
+        return "\n".join(formats.markdown_error(o.path, o.message) if isinstance(o, Failure)
+                         else formats.to_markdown(o) for o in outcomes)
     if fmt == "csv":
-        return render.to_csv([o for o in outcomes if not isinstance(o, Failure)])
+        return formats.to_csv([render.error_doc(o.path, o.message, o.exit_code)
+                               if isinstance(o, Failure) else o for o in outcomes])
     return None if tables_file is None else tables_file.file.getvalue()
 
 
