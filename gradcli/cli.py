@@ -268,32 +268,28 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
     loaded = [_attempt(p, lambda p=p: _load_one(p, overrides, False, err), err) for p in specs]
     _require_all(loaded, specs)
-    if backends:
-        runs = [(f"{exp.name} [{b}]" if len(loaded) > 1 else b, exp, b)
-                for exp in loaded for b in backends]
-    else:
-        runs = [(exp.name, exp, None) for exp in loaded]
-    if len(runs) < 2:
+    if backends:  # each spec against itself on every backend, on its own
+        groups = [[(b, exp, b) for b in backends] for exp in loaded]
+    else:  # the specs against each other, the first the reference
+        groups = [[(exp.name, exp, None) for exp in loaded]]
+    if any(len(group) < 2 for group in groups):
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
-    labels = [label for label, _, _ in runs]
-    results = [_attempt(label, lambda exp=exp, b=b: runner.run(exp, backend=b), err)
-               for label, exp, b in runs]
-    _require_all(results, labels)
-    rows, gradients_ok = runner.compare(results, tolerance, labels)
-    train_rows, training_ok = runner.compare_training(results, tolerance, rows)
-    ok = gradients_ok and training_ok
+    runs = [run for group in groups for run in group]
+    names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
+    results = [_attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b), err)
+               for name, (_, exp, b) in zip(names, runs)]
+    _require_all(results, names)
+    done = iter(results)
+    comparisons = [runner.comparison([next(done) for _ in group], [label for label, _, _ in group],
+                                     tolerance) for group in groups]
     from . import render_compare as layout
 
     if fmt == "json":
-        outputs.write_stdout(layout.comparison_json(labels, tolerance, ok, rows, train_rows) + "\n")
+        outputs.write_stdout(layout.comparison_json(comparisons, tolerance) + "\n")
     else:
-        out.print(layout.comparison_table(labels, rows, tolerance))
-        for part in (layout.training_comparison_table(labels, train_rows, tolerance),
-                     layout.convention_notes(labels, results, rows),
-                     layout.loss_table(labels, results)):
-            if part is not None:
-                out.print(part)
-    raise SystemExit(0 if ok else 1)
+        for part in layout.comparison_renderables(comparisons, tolerance):
+            out.print(part)
+    raise SystemExit(0 if all(c.ok for c in comparisons) else 1)
 
 
 def _require_all(outcomes: list, names: list) -> None:
