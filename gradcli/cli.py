@@ -170,8 +170,8 @@ def cli() -> None:
 
 @cli.command()
 @spec_paths
-@click.option("--backend", default=None, callback=_backend_option, help="Run on this backend instead of the spec's "
-              "(numpy, torch, jax, tensorflow).")
+@click.option("--backend", default=None, callback=_backend_option,
+              help="Run on this backend instead of the spec's (numpy, torch, jax, tensorflow).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change a spec key, e.g. --set inputs.x=[1,2,3] --set train.steps=5 (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
@@ -253,7 +253,8 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
 @cli.command()
 @spec_paths
 @click.option("--backends", default=None, metavar="B1,B2,...", callback=_backends_option,
-              help="Run one spec on several backends, one column each (e.g. numpy,torch).")
+              help="Run each spec on these backends, one column each (e.g. numpy,torch); "
+                   "several specs are each compared across the backends on their own.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
 @click.option("--tolerance", type=float, default=None,
               help="Exit 1 when any gradient, training loss or final parameter differs from the "
@@ -262,7 +263,12 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
               show_default=True)
 @reports_errors
 def compare(specs, backends, overrides, tolerance, fmt) -> None:
-    """Put the overridden gradients and training of several SPECs (or backends) side by side."""
+    """Put the overridden gradients and training of several SPECs (or backends) side by side.
+
+    Without --backends the SPECs are compared with each other, the first the
+    reference; with it, each SPEC across the backends, and every SPEC must agree.
+    A run that does not train shows "not trained" and does not fail training.
+    """
     out, err = _consoles()
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")

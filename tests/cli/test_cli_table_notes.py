@@ -1,6 +1,5 @@
 """What the table output says under the tables: the run's warnings, and how signs agree counts."""
 import json
-import math
 
 import numpy as np
 from click.testing import CliRunner
