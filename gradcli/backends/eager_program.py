@@ -34,6 +34,7 @@ class EagerProgram(Program):
         self.conventions: list[Convention] = []
         self._counts = {id(e): 0 for e in exp.override_map}
         self._kept: list = []
+        self._edges: list = []  # (op, note text, ids of its inputs) from the inspecting build
         self.leaves = {name: kit.constant(np.array(spec.value)) for name, spec in exp.inputs.items()}
         env, graph, builder = self.run("overridden", self.leaves, record=True, inspect=True,
                                        count=True)
@@ -44,6 +45,7 @@ class EagerProgram(Program):
         self._base = {n: np.asarray(kit.numpy(v)) for n, v in env.items() if kit.is_tensor(v)}
         self._cache: dict[str, dict] = {}
         self._kept.clear()  # literal constants, held only while the inspecting build ran
+        self._note_edges(env, graph)
         if exp.dtype == "float32":
             self.note(Convention("float32", FLOAT32_NOTE.format(label=kit.label)))
         for topic, text in kit.static_conventions(exp):
@@ -75,7 +77,23 @@ class EagerProgram(Program):
         if check is not None:
             text = check([np.asarray(self.kit.numpy(t)) for t in inputs], literal)
             if text:
-                self.note(Convention(name, text))
+                self._edges.append((name, text, [id(t) for t in inputs]))
+
+    def _note_edges(self, env, graph) -> None:
+        """Each edge note on the output/input pairs whose path crosses its op (so that compare
+        counts it as the reason for a difference there), or on the run when none does."""
+        exp, pairs = self.experiment, []
+        for out in exp.outputs:
+            for name in exp.wrt:
+                x = env.get(self.canonical(name))
+                if self.kit.is_tensor(env[out.name]) and self.kit.is_tensor(x):
+                    pairs.append((out.name, name, id(env[out.name]), id(x)))
+        for op, text, inputs in self._edges:
+            hits = [(o, n) for o, n, y, x in pairs
+                    if any(graph.depends(y, i, set()) and graph.depends(i, x, set()) for i in inputs)]
+            for o, n in hits or [(None, None)]:
+                self.note(Convention(op, text, o, n))
+        self._edges.clear()
 
     def keep(self, tensor) -> None:
         self._kept.append(tensor)
@@ -136,6 +154,8 @@ class EagerProgram(Program):
             if y is not None:
                 value, k = outs[k], k + 1
                 carried = {src_ids[i] for i in graph.carried(set(src_ids), id(y))}
+                if kind == "true":  # through comparisons and casts: connected, derivative 0
+                    carried |= {n for i, n in src_ids.items() if graph.depends(id(y), i, set())}
                 if backward is not None:
                     try:
                         native = dict(zip(names, backward(k - 1, self._seed(out, value, grad_ys))))
@@ -174,8 +194,9 @@ class EagerProgram(Program):
             if g is None:
                 self.note(Convention("unconnected", f"{kind} d{out}/d{name}: {label}'s own autodiff "
                                      "gives None (no gradient); an op on the path has a zero "
-                                     "derivative (TensorFlow registers none for round, floor and "
-                                     "ceil), which spec-v1 and the numpy core count as connected: "
+                                     "derivative (TensorFlow registers none for round, floor, "
+                                     "ceil and comparisons), which spec-v1 and the numpy core count as "
+                                     "connected: "
                                      "gradcli reports zeros", out, name))
                 return _plain(np.zeros(base.shape, base.dtype))
             return _plain(np.asarray(self.kit.numpy(g)).astype(base.dtype))

@@ -103,9 +103,10 @@ def clip(kit, grads: list, spec) -> list:
 
 
 def clip_by_norm(kit, t, clip_norm):
-    """t * clip_norm / max(l2norm(t), clip_norm), with TensorFlow's two-tap where at zero."""
+    """t * clip_norm / max(l2norm(t), clip_norm), with TensorFlow's two-tap where at zero and its
+    clamp of a negative clip_norm to 0."""
     ops = kit.ops
-    c = _const(kit, clip_norm, t)
+    c = _const(kit, 0 if clip_norm <= 0 else clip_norm, t)
     l2sum = ops["sum"](ops["mul"](t, t), axis=None, keepdims=True)
     pred = ops["greater"](l2sum, _const(kit, 0, t))
     l2sum_safe = ops["where"](pred, l2sum, ops["ones_like"](l2sum))
@@ -169,12 +170,13 @@ def native_differences(kit, spec, clipped: list, raw: list) -> list[Convention]:
     eps = getattr(kit, "norm_clip_epsilon", None)
     if eps and spec.clip is not None and spec.clip.kind in ("norm", "global_norm"):
         c = float(spec.clip.value)
-        if spec.clip.kind == "norm":
-            theirs = [g * min(1.0, c / (np.sqrt(np.sum(g * g)) + eps)) for g in grads]
-        else:
-            total = np.sqrt(sum(np.sum(g * g) for g in grads))
-            theirs = [g * min(1.0, c / (total + eps)) for g in grads]
-        gap = max(float(np.max(np.abs(a - b))) if a.size else 0.0 for a, b in zip(ours, theirs))
+        with np.errstate(all="ignore"):  # an infinite gradient makes both NaN: not worth a warning
+            if spec.clip.kind == "norm":
+                theirs = [g * min(1.0, c / (np.sqrt(np.sum(g * g)) + eps)) for g in grads]
+            else:
+                total = np.sqrt(sum(np.sum(g * g) for g in grads))
+                theirs = [g * min(1.0, c / (total + eps)) for g in grads]
+            gap = max(float(np.max(np.abs(a - b))) if a.size else 0.0 for a, b in zip(ours, theirs))
         notes.append(Convention("clipping", f"{kit.native_clip} divides by (norm + {eps:g}); gradcli "
                                 "clips with TensorFlow's t * clip_norm / max(norm, clip_norm) in "
                                 f"{kit.label} ops: on step 1 the clipped gradients would differ by "

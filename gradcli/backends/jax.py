@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kit import installed, tie_note, unavailable
+from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
 
 NAME = "jax"
 
@@ -37,12 +37,14 @@ def _clip_note(arrays, literal):
     return None
 
 
-def _pow_note(arrays, literal):
-    if not literal[1] and np.any(arrays[0] < 0):
-        return ("pow(x, y) with x < 0: the derivative in y is NaN in jax (log of a negative "
-                "number) where TensorFlow and the numpy core give 0; it shows only when y is "
-                "differentiated")
-    return None
+def _edge_notes() -> dict:
+    notes = edge_notes("jax")
+    notes["abs"] = edge_note("jax", "abs", "at x = 0 or NaN", "dy at 0 and -dy at NaN",
+                             "0 (sign(0)) and NaN", lambda x, literal: (x == 0) | np.isnan(x))
+    notes["prod"] = edge_note("jax", "prod", "whose product overflows", "0 where the upstream "
+                              "gradient is 0", "NaN (0 * inf) there",
+                              lambda x, literal: np.isfinite(x).all() & ~np.isfinite(np.prod(x)))
+    return notes
 
 
 class JaxKit:
@@ -63,8 +65,9 @@ class JaxKit:
         self.jax, self.jnp = jax, jnp
         self.version = jax.__version__
         self.ops = _ops(jax, jnp)
-        self.checks = {"maximum": tie_note("jnp", "maximum"), "minimum": tie_note("jnp", "minimum"),
-                       "clip": _clip_note, "pow": _pow_note}
+        self.checks = {**_edge_notes(), "clip": _clip_note}
+        for fn in ("maximum", "minimum"):
+            self.checks[fn] = either(tie_note("jnp", fn), self.checks[fn])
         self._array_types = (jax.Array, jax.core.Tracer)
 
     def static_conventions(self, experiment) -> list:
@@ -154,15 +157,23 @@ def _ops(jax, jnp) -> dict:
         return jnp.divide(x, y)
 
     def clip(x, lo, hi):
-        # TensorFlow's gradient: all of dy to x where lo <= x <= hi (jnp.clip halves it at a bound)
-        return jnp.where(x > hi, hi, jnp.where(x < lo, lo, x))
+        # TensorFlow's clip_by_value (jnp.clip halves the gradient at a bound, gives hi where lo > hi)
+        return clip_as_tensorflow(x, lo, hi, where=jnp.where, isnan=jnp.isnan,
+                                  stop=jax.lax.stop_gradient, full_like=jnp.full_like)
+
+    @jax.custom_jvp
+    def abs_(x):
+        return jnp.abs(x)
+
+    # TensorFlow's gradient sign(x) * dy, 0 at 0 (jnp.abs's derivative is 1 there)
+    abs_.defjvp(lambda primals, tangents: (jnp.abs(primals[0]), tangents[0] * jnp.sign(primals[0])))
 
     def max_with_argmax(x, axis):
         idx = jnp.argmax(x, axis=axis)
         return jnp.take_along_axis(x, jnp.expand_dims(idx, axis), axis=axis).squeeze(axis), idx
 
     return {
-        "abs": jnp.abs, "sign": jnp.sign, "neg": jnp.negative, "exp": jnp.exp, "log": jnp.log,
+        "abs": abs_, "sign": jnp.sign, "neg": jnp.negative, "exp": jnp.exp, "log": jnp.log,
         "sqrt": jnp.sqrt, "square": jnp.square, "sin": jnp.sin, "cos": jnp.cos, "tanh": jnp.tanh,
         "sigmoid": nn.sigmoid, "relu": nn.relu, "softplus": lambda x: jnp.logaddexp(x, 0.0),
         "round": jnp.round, "floor": jnp.floor, "ceil": jnp.ceil, "reciprocal": jnp.reciprocal,

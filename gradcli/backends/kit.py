@@ -90,3 +90,56 @@ def tie_note(module: str, fn: str):
                     "gradcli follows TensorFlow and the numpy core (all of it to x)")
         return None
     return check
+
+
+
+def edge_note(module: str, op: str, where: str, theirs: str, ours: str, condition: Callable):
+    """A note check for an edge where the framework's own gradient differs from TensorFlow's:
+    condition(*input arrays, literal flags) says where (any element)."""
+    def check(arrays, literal):
+        with np.errstate(all="ignore"):
+            hit = bool(np.any(condition(*arrays, literal)))
+        if not hit:
+            return None
+        return (f"{op} {where}: the gradient is {theirs} in {module}, {ours} in TensorFlow and the "
+                "numpy core")
+    return check
+
+
+def either(*checks):
+    """One note check from several: the texts of those that apply, joined."""
+    def check(arrays, literal):
+        return "; ".join(t for t in (c(arrays, literal) for c in checks) if t) or None
+    return check
+
+
+def edge_notes(module: str) -> dict:
+    """Where torch's and jax's autodiff give other numbers than TensorFlow's gradient kernels."""
+    unchosen = "NaN where the upstream gradient is 0 (the branch a where() did not take)"
+    return {
+        # TensorFlow's SqrtGrad and ReciprocalGrad return 0 for a zero upstream gradient
+        "sqrt": edge_note(module, "sqrt", "at x <= 0 or NaN", unchosen, "0",
+                          lambda x, literal: ~(x > 0)),
+        "reciprocal": edge_note(module, "reciprocal", "at x = 0 or NaN", unchosen, "0",
+                                lambda x, literal: (x == 0) | np.isnan(x)),
+        "pow": edge_note(module, "pow(x, y)", "with x < 0, or x NaN and y = 0",
+                         "NaN in y (the log of x)", "0 (log(x) masked to 0 where x <= 0)",
+                         lambda x, y, literal: (x < 0) | (np.isnan(x) & (y == 0)) if not literal[1]
+                         else False),
+        "maximum": _nan_x_note(module, "maximum"),
+        "minimum": _nan_x_note(module, "minimum"),
+    }
+
+
+def _nan_x_note(module: str, fn: str):
+    return edge_note(module, fn, "with x NaN", "sent to x", "sent to y",
+                     lambda x, y, literal: np.isnan(x))
+
+
+def clip_as_tensorflow(x, lo, hi, *, where, isnan, stop, full_like):
+    """tf.clip_by_value = maximum(minimum(x, hi), lo), its value and its gradient, from where():
+    ties send the gradient to x, lo > hi gives lo, a NaN stays NaN and sends its gradient to lo."""
+    low = where(x <= hi, x, where(isnan(x), stop(x), hi))
+    # lo + -0.0 is lo exactly (signed zeros too); + NaN keeps minimum's NaN while lo gets dy
+    nan_or_zero = stop(where(isnan(low), full_like(low, float("nan")), full_like(low, -0.0)))
+    return where(low >= lo, low, lo + nan_or_zero)

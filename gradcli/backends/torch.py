@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kit import installed, tie_note, unavailable
+from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
 
 NAME = "torch"
 
@@ -24,12 +24,26 @@ def build(experiment):
     return EagerProgram(experiment, TorchKit())
 
 
-def _pow_note(arrays, literal):
-    if not literal[1] and np.any(arrays[0] < 0):
-        return ("pow(x, y) with x < 0: the derivative in y is NaN in torch (log of a negative "
-                "number) where TensorFlow and the numpy core give 0; it shows only when y is "
-                "differentiated")
-    return None
+def _edge_notes() -> dict:
+    notes = edge_notes("torch")
+    notes["pow"] = either(notes["pow"], edge_note(
+        "torch", "pow(x, y)", "with y = 0 and x = 0 or NaN", "0 in x (torch special-cases y = 0)",
+        "NaN (0 * x^-1)", lambda x, y, literal: (y == 0) & ((x == 0) | np.isnan(x))), edge_note(
+        "torch", "pow(x, y)", "with x = 0 and y < 0", "+-inf in y", "NaN (inf * 0)",
+        lambda x, y, literal: (x == 0) & (y < 0) if not literal[1] else False))
+    notes["abs"] = edge_note("torch", "abs", "at x NaN", "0", "NaN", lambda x, literal: np.isnan(x))
+    notes["relu"] = edge_note("torch", "relu", "at x NaN", "dy", "0", lambda x, literal: np.isnan(x))
+    notes["sign"] = edge_note("torch", "sign", "at x NaN", "0 and its value 0 too (torch.sign(NaN) "
+                              "is 0)", "0 with the value NaN", lambda x, literal: np.isnan(x))
+    notes["logsumexp"] = edge_note(
+        "torch", "logsumexp", "of entries beyond 1e4 in size", "exp(x - logsumexp(x)), which loses "
+        "the log of the sum to rounding (1 instead of 1/2 at [1e17, 1e17])",
+        "exp(x - max) / sum(exp(x - max))", lambda x, literal: np.abs(x[np.isfinite(x)]) > 1e4)
+    notes["prod"] = edge_note(
+        "torch", "prod", "with an inf or NaN entry or an overflowing product", "NaN in more places",
+        "the product of the other entries", lambda x, literal: ~np.isfinite(x).all()
+        | ~np.isfinite(np.prod(x)))
+    return notes
 
 
 class TorchKit:
@@ -51,8 +65,9 @@ class TorchKit:
         self.dtypes = {"float32": torch.float32, "float64": torch.float64, "int32": torch.int32,
                        "int64": torch.int64, "bool": torch.bool}
         self.ops = _ops(torch, self.dtypes)
-        self.checks = {"maximum": tie_note("torch", "maximum"), "minimum": tie_note("torch", "minimum"),
-                       "pow": _pow_note}
+        self.checks = _edge_notes()
+        for fn in ("maximum", "minimum"):
+            self.checks[fn] = either(tie_note("torch", fn), self.checks[fn])
         self._function = _custom_function(torch)
 
     def static_conventions(self, experiment) -> list:
@@ -161,7 +176,21 @@ def _ops(torch, dtypes) -> dict:
         return torch.div(x, y)
 
     def getitem(x, index):
-        return x[tuple(torch.as_tensor(i) if isinstance(i, np.ndarray) else i for i in index)]
+        # torch slices only step forward: a backward slice reads the flipped dimension forward
+        items, dim, flips = list(index), 0, []
+        for k, item in enumerate(items):
+            if item is None:
+                continue
+            if item is Ellipsis:
+                dim = x.ndim - sum(i is not None for i in items[k + 1:])
+                continue
+            if isinstance(item, slice) and item.step is not None and item.step < 0:
+                n, picked = x.shape[dim], range(x.shape[dim])[item]
+                items[k] = slice(n - 1 - picked[0], n - picked[-1], -item.step) if picked else slice(0, 0)
+                flips.append(dim)
+            dim += 1
+        x = x.flip(flips) if flips else x
+        return x[tuple(torch.as_tensor(i) if isinstance(i, np.ndarray) else i for i in items)]
 
     def max_with_argmax(x, axis):
         idx = torch.argmax(x, dim=axis)
@@ -183,7 +212,10 @@ def _ops(torch, dtypes) -> dict:
         "less": torch.lt, "less_equal": torch.le, "greater": torch.gt, "greater_equal": torch.ge,
         "equal": torch.eq, "not_equal": torch.ne,
         "logical_and": torch.logical_and, "logical_or": torch.logical_or,
-        "matmul": matmul, "clip": lambda x, lo, hi: torch.clamp(x, lo, hi),
+        "matmul": matmul,
+        # TensorFlow's clip_by_value (torch.clamp gives max where lo > hi)
+        "clip": lambda x, lo, hi: clip_as_tensorflow(x, lo, hi, where=torch.where, isnan=torch.isnan,
+                                                     stop=torch.Tensor.detach, full_like=torch.full_like),
         "where": torch.where, "cast": lambda x, dtype: x.to(dtypes[dtype]),
         "sum": reduction(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)),
         "mean": reduction(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)),

@@ -27,7 +27,12 @@ def gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gradients="
 
 
 def true_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gradients="none"):
-    """The same, with every gradient-altering construct replaced by its forward's derivative."""
+    """The same, with every gradient-altering construct replaced by its forward's derivative.
+
+    An x that the ys' values depend on only through ops without a derivative (comparisons,
+    casts from bool, max_with_argmax's index) gets zeros, not None: connected, with derivative 0 almost
+    everywhere, as for sign and round. gc.gradients keeps TensorFlow's None there.
+    """
     return _gradients(ys, xs, grad_ys, stop_gradients, unconnected_gradients, true=True)
 
 
@@ -82,11 +87,26 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
     finally:
         ORIGIN.current = outer
 
+    # The true gradient of a y whose value depends on x only through comparisons, casts from
+    # bool or other piecewise-constant steps is zero, not missing (numeric differences agree).
+    depended_on = _inputs_of(ops, ys) if true else set()
     result = []
     for x in xs:
         g = done[x.uid] if x.uid in done else _summed(partials, x, wanted, done)
+        if g is None and x.uid in depended_on and x.differentiable:
+            g = M.constant(np.zeros(x.shape, dtype=x.dtype))
         result.append(g if g is not None else _unconnected(x, unconnected))
     return result
+
+
+def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
+    """uids of the ys and of every tensor whose value flows into them (a custom gradient's or
+    grad_pass_through's routing inputs, before attrs["value_from"], carry no value)."""
+    used = {y.uid for y in ys}
+    for op in reversed(ops):
+        if any(t.uid in used for t in op.outputs):
+            used.update(t.uid for t in op.inputs[op.attrs.get("value_from", 0):])
+    return used
 
 
 def _backward_through(op: Op, partials: dict, wanted: set, done: dict, stops: set,

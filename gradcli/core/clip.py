@@ -1,6 +1,7 @@
 """Gradient clipping with TensorFlow's formulas, op for op, so the numbers match it.
 
-clip_by_norm keeps TensorFlow's two-tap where (finite gradient at zero);
+clip_by_norm keeps TensorFlow's two-tap where (finite gradient at zero) and its
+clamp of a negative clip_norm to 0;
 clip_by_global_norm turns every output into NaN when the norm is not finite.
 """
 from __future__ import annotations
@@ -19,9 +20,16 @@ def clip_by_value(t, clip_value_min, clip_value_max) -> Tensor:
 
 
 def clip_by_norm(t, clip_norm, axes=None) -> Tensor:
-    """t * clip_norm / max(l2norm(t), clip_norm), with the norm over axes (tf.clip_by_norm)."""
+    """t * clip_norm / max(l2norm(t), clip_norm), with the norm over axes (tf.clip_by_norm).
+
+    A negative clip_norm counts as 0 (zeros out), as in TensorFlow: a number is clamped
+    here, a tensor by a maximum op.
+    """
     values = M.convert(t)
-    clip_norm = M.convert(clip_norm, like=values)
+    if np.isscalar(clip_norm):
+        clip_norm = M.convert(0 if clip_norm <= 0 else clip_norm, like=values)  # -0.0 too, as TF
+    else:
+        clip_norm = M.maximum(M.convert(clip_norm, like=values), 0)
     l2sum = A.sum(M.mul(values, values), axis=axes, keepdims=True)
     pred = M.greater(l2sum, 0)
     l2sum_safe = M.where(pred, l2sum, M.ones_like(l2sum))

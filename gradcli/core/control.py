@@ -40,7 +40,8 @@ def grad_pass_through(fn: Callable) -> Callable:
             raise GradientError(f"grad_pass_through({_name(fn)}) expects fn to return one tensor, "
                                 f"got {type(y).__name__}")
         n = len(xs)
-        return make_op("grad_pass_through", lambda *vs: vs[n], (*xs, y), {"fn": _name(fn)}).outputs[0]
+        return make_op("grad_pass_through", lambda *vs: vs[n], (*xs, y),
+                       {"fn": _name(fn), "value_from": n}).outputs[0]
 
     return wrapper
 
@@ -66,7 +67,8 @@ def custom_gradient(fn: Callable) -> Callable:
             raise GradientError(f"custom_gradient function {_name(fn)!r} must return tensors "
                                 "as its output; build it from gc ops")
         attrs = {"grad_fn": grad_fn, "fn": _name(fn), "n_inputs": len(xs),
-                 "arg_names": _arg_names(fn, len(xs))}
+                 "arg_names": _arg_names(fn, len(xs)),
+                 "value_from": len(xs)}  # the output's value is the ys'; the xs only route dy
         n = len(xs)
         op = make_op("custom_gradient", lambda *vs: _identity(*vs[n:]), (*xs, *ys), attrs,
                      n_outputs=len(ys))

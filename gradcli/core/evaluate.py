@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc as _gc
 import operator
 from contextlib import contextmanager
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -231,10 +231,7 @@ def feed_value(t: Tensor, value):
 def evaluate(fetches, feed: Mapping[Tensor, object] | None = None):
     """Values of one tensor or a list of tensors, with some tensors' values replaced by feed."""
     single = isinstance(fetches, Tensor)
-    fetch_list = [fetches] if single else list(fetches)
-    for t in fetch_list:
-        if not isinstance(t, Tensor):
-            raise GraphError(f"evaluate() fetches tensors, got {type(t).__name__}")
+    fetch_list = [fetches] if single else _fetch_list(fetches)
     feed = feed or {}
     fed = list(feed)
     schedule = compile_schedule(fetch_list, fed)
@@ -244,16 +241,36 @@ def evaluate(fetches, feed: Mapping[Tensor, object] | None = None):
     return values[0] if single else values
 
 
-class function:
-    """A compiled replay as a callable: f(*feed_values) -> list of fetched values.
+def _fetch_list(fetches) -> list[Tensor]:
+    if isinstance(fetches, (Tensor, str, bytes)) or not hasattr(fetches, "__iter__"):
+        items = [fetches]
+    else:
+        items = list(fetches)
+    for t in items:
+        if not isinstance(t, Tensor):
+            hint = (" (minimize() and apply_gradients() apply their step when called and return "
+                    "None: call them, then evaluate the loss or the variables)" if t is None else "")
+            raise GraphError(f"evaluate() fetches tensors, got {type(t).__name__}{hint}")
+    return items
+
+
+class CompiledFunction:
+    """A compiled replay as a callable: f(*feed_values) -> list of fetched values."""
+
+    __slots__ = ("feeds", "schedule")
+
+    def __init__(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor]) -> None:
+        self.feeds = list(feeds)
+        self.schedule = compile_schedule(_fetch_list(fetches), self.feeds)
+
+    def __call__(self, *values) -> list:
+        return self.schedule.run(values)
+
+
+def function(fetches: Sequence[Tensor], feeds: Sequence[Tensor] = ()) -> Callable[..., list]:
+    """The fetches' replay compiled once, as a callable f(*feed_values) -> list of values.
 
     The fastest way to run the same graph many times (training loops, sweeps):
     no cache look-up and no conversions per call.
     """
-
-    def __init__(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor] = ()) -> None:
-        self.feeds = list(feeds)
-        self.schedule = compile_schedule(list(fetches), self.feeds)
-
-    def __call__(self, *values) -> list:
-        return self.schedule.run(values)
+    return CompiledFunction(fetches, feeds)

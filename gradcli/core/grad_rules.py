@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradientError
 from . import ops_array as A
 from . import ops_math as M
 from .registry import defgrad
@@ -52,11 +51,16 @@ def _extremum_grad(op, g):
 
 
 def _prod_grad(op, g):
-    axis = op.attrs["axis"]
-    if axis is not None and len(axis) > 1:
-        raise GradientError("the gradient of prod over several axes is not supported; "
-                            "reduce one axis at a time")
-    others = A.prod_others(op.inputs[0], None if axis is None else axis[0])
+    x, axis = op.inputs[0], op.attrs["axis"]
+    if axis is None or len(axis) == 1:
+        others = A.prod_others(x, None if axis is None else axis[0])
+    else:
+        # As tf.reduce_prod's gradient: the reduced axes moved last and merged into one.
+        reduced = sorted(a % x.ndim for a in axis)
+        perm = [i for i in range(x.ndim) if i not in reduced] + reduced
+        moved = A.transpose(x, perm)
+        merged = A.reshape(moved, moved.shape[:x.ndim - len(reduced)] + (-1,))
+        others = A.transpose(A.reshape(A.prod_others(merged, -1), moved.shape), np.argsort(perm))
     return M.mul(_unreduce(op, g), others)
 
 
@@ -107,11 +111,12 @@ def _swap_last(t):
 
 
 def _pow_grad(op, g):
+    # TensorFlow's _PowGrad, its products in its order: (g * p) * x^(p-1) and (g * z) * log(x)
     x, p = op.inputs
-    gx = M.mul(g, M.mul(p, M.pow(x, M.sub(p, 1))))
+    gx = M.mul(M.mul(g, p), M.pow(x, M.sub(p, 1)))
     safe_log = M.where(M.greater(x, 0), M.log(M.where(M.greater(x, 0), x, M.ones_like(x))),
                        M.zeros_like(x))
-    return gx, M.mul(g, M.mul(op.outputs[0], safe_log))
+    return gx, M.mul(M.mul(g, op.outputs[0]), safe_log)
 
 
 def _split_grad(op, g, join):
@@ -126,11 +131,24 @@ def _split_grad(op, g, join):
 
 
 def _clip_grad(op, g):
+    # As TensorFlow differentiates clip_by_value = maximum(minimum(x, hi), lo): ties go to x,
+    # a NaN x sends its gradient to lo, and where lo > hi everything goes to lo.
     x, lo, hi = op.inputs
-    inside = M.logical_and(M.greater_equal(x, lo), M.less_equal(x, hi))
-    zeros = M.zero(g)
-    return (M.where(inside, g, zeros), M.where(M.less(x, lo), g, zeros),
-            M.where(M.greater(x, hi), g, zeros))
+    to_min, to_lo = _select(M.greater_equal(M.minimum(x, hi), lo), g)
+    to_x, to_hi = _select(M.less_equal(x, hi), to_min)
+    return to_x, to_lo, to_hi
+
+
+def _logsumexp_grad(op, g):
+    # TensorFlow's reduce_logsumexp differentiated: dy / sum(exp(x - m)) * exp(x - m), m the
+    # finite max. exp(x - y) alone would round y = m + log(sum) and lose the log (2 at 1e308).
+    x, axis = op.inputs[0], op.attrs["axis"]
+    peak = A.max(x, axis=axis, keepdims=True)
+    peak = M.where(M.less(M.abs(peak), np.inf), peak, M.zero(peak))
+    shifted = M.exp(M.sub(x, A.broadcast_to(peak, x.shape)))
+    total = A.sum(shifted, axis=axis, keepdims=True)
+    g = g if op.attrs["keepdims"] else A.reshape(g, _kept_shape(x, axis))
+    return M.mul(A.broadcast_to(M.mul(g, M.reciprocal(total)), x.shape), shifted)
 
 
 def _zero_out_grad(op, g, _index_grad):
@@ -159,7 +177,7 @@ defgrad("floor", lambda op, g: M.zeros_like(_x(op)))
 defgrad("ceil", lambda op, g: M.zeros_like(_x(op)))
 defgrad("exp", lambda op, g: M.mul(g, _y(op)))
 defgrad("log", lambda op, g: M.div(g, _x(op)))
-defgrad("sqrt", lambda op, g: M.div(M.mul(g, 0.5), _y(op)))
+defgrad("sqrt", lambda op, g: M.sqrt_grad(_y(op), g))
 defgrad("square", lambda op, g: M.mul(g, M.mul(_x(op), 2)))
 defgrad("sin", lambda op, g: M.mul(g, M.cos(_x(op))))
 defgrad("cos", lambda op, g: M.neg(M.mul(g, M.sin(_x(op)))))
@@ -167,7 +185,7 @@ defgrad("tanh", lambda op, g: M.tanh_grad(_y(op), g))
 defgrad("sigmoid", lambda op, g: M.sigmoid_grad(_y(op), g))
 defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zero(g)))
 defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
-defgrad("reciprocal", lambda op, g: M.neg(M.mul(g, M.square(_y(op)))))
+defgrad("reciprocal", lambda op, g: M.reciprocal_grad(_y(op), g))
 defgrad("cast", lambda op, g: M.cast(g, _x(op).dtype) if _x(op).dtype.kind == "f" else None)
 for _type in ("zeros_like", "ones_like", "logical_not", "one_hot"):
     defgrad(_type, _none)
@@ -208,8 +226,7 @@ defgrad("max", _extremum_grad)
 defgrad("min", _extremum_grad)
 defgrad("prod", _prod_grad)
 defgrad("prod_others", _prod_others_grad)
-defgrad("logsumexp", lambda op, g: M.mul(_unreduce(op, g),
-                                         M.exp(M.sub(_x(op), _unreduce(op, _y(op))))))
+defgrad("logsumexp", _logsumexp_grad)
 defgrad("softmax", lambda op, g: M.mul(_y(op), M.sub(g, A.sum(M.mul(g, _y(op)),
                                                                axis=op.attrs["axis"], keepdims=True))))
 defgrad("log_softmax", lambda op, g: M.sub(g, M.mul(M.exp(_y(op)),
@@ -235,3 +252,8 @@ defgrad("tanh_grad", lambda op, g: (M.mul(M.mul(g, _x(op, 1)), M.mul(_x(op, 0), 
                                     M.tanh_grad(_x(op, 0), g)))
 defgrad("sigmoid_grad", lambda op, g: (M.mul(M.mul(g, _x(op, 1)), M.sub(1.0, M.mul(_x(op, 0), 2.0))),
                                        M.sigmoid_grad(_x(op, 0), g)))
+# TensorFlow's SqrtGradGrad and ReciprocalGradGrad, so second derivatives match it too
+defgrad("sqrt_grad", lambda op, g: (M.mul(M.neg(M.div(g, _x(op, 0))), _y(op)),
+                                    M.mul(0.5, M.div(g, _x(op, 0)))))
+defgrad("reciprocal_grad", lambda op, g: (M.mul(M.mul(M.mul(g, -2.0), _x(op, 1)), _x(op, 0)),
+                                          M.reciprocal_grad(_x(op, 0), g)))

@@ -141,10 +141,12 @@ def logical_or(x, y): return binary("logical_or", np.logical_or, x, y)
 
 
 def clip(x, lo, hi) -> Tensor:
-    """Clip to [lo, hi] (tf.clip_by_value); the gradient passes where lo <= x <= hi."""
+    """Clip to [lo, hi] (tf.clip_by_value: max(min(x, hi), lo)); the gradient passes where
+    lo <= x <= hi, to hi where x > hi and to lo where min(x, hi) < lo or is NaN."""
     x = convert(x)
     lo, hi = convert(lo, like=x), convert(hi, like=x)
-    return make_op("clip", lambda v, a, b: np.minimum(np.maximum(v, a), b), (x, lo, hi)).outputs[0]
+    # min then max, as tf.clip_by_value: where lo > hi the result is lo, and a NaN stays NaN
+    return make_op("clip", lambda v, a, b: np.maximum(np.minimum(v, b), a), (x, lo, hi)).outputs[0]
 
 
 def where(cond, a, b) -> Tensor:
@@ -170,6 +172,26 @@ def dtype(x) -> np.dtype:
 # ----- gradient kernels that are ops too, so that second derivatives work -----
 def tanh_grad(y, g): return binary("tanh_grad", lambda y_, g_: g_ * (1 - y_ * y_), y, g)
 def sigmoid_grad(y, g): return binary("sigmoid_grad", lambda y_, g_: g_ * (y_ * (1 - y_)), y, g)
+def sqrt_grad(y, g): return binary("sqrt_grad", _sqrt_grad, y, g)
+def reciprocal_grad(y, g): return binary("reciprocal_grad", _reciprocal_grad, y, g)
+
+
+# TensorFlow's SqrtGrad and ReciprocalGrad kernels return 0 where the upstream gradient is 0, even
+# where the formula alone gives 0 * inf or NaN: where(x > 0, sqrt(x), 0) has gradient 0 at x <= 0.
+def _sqrt_grad(y, g):
+    return _zero_where_no_upstream(0.5 * g / y, g)
+
+
+def _reciprocal_grad(y, g):
+    return _zero_where_no_upstream(-y * y * g, g)
+
+
+def _zero_where_no_upstream(grad, g):
+    if isinstance(grad, np.ndarray):  # a fresh array: safe to write into
+        if not np.all(g):  # one quick pass; the mask only where some upstream is zero
+            np.copyto(grad, 0, where=np.broadcast_to(g == 0, grad.shape))
+        return grad
+    return grad.dtype.type(0) if g == 0 else grad
 
 
 def _attach_operators() -> None:

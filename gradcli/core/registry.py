@@ -105,7 +105,7 @@ class gradient_override_map:
     an entry matched no op warns, naming the entry.
     """
 
-    def __init__(self, mapping: Mapping[str, str], *, warn_unused: bool = True) -> None:
+    def __init__(self, mapping: Mapping[str, str], *, warn_unused: bool = True):
         self.mapping = {}
         for op_type, gradient in mapping.items():
             if not is_registered(gradient):

@@ -24,7 +24,7 @@ def trainable_variables(loss: Tensor) -> list[Variable]:
 class Optimizer:
     """Base: subclasses define the per-variable update in numpy."""
 
-    def __init__(self, learning_rate: float) -> None:
+    def __init__(self, learning_rate: float):
         self.learning_rate = float(learning_rate)
         self.iterations = 0
         self._slots: dict[int, dict[str, np.ndarray]] = {}
@@ -41,7 +41,7 @@ class Optimizer:
         return list(zip(grads, var_list))
 
     def apply_gradients(self, grads_and_vars) -> None:
-        """One update step for every variable whose gradient is not None."""
+        """One update step for every variable whose gradient is not None, applied now (returns None)."""
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         if not pairs:
             raise GradientError("no gradients provided for any variable: every gradient is None "
@@ -53,7 +53,7 @@ class Optimizer:
             var.assign(self._update(np.asarray(var._value), np.asarray(grad), slots))
 
     def minimize(self, loss: Tensor, var_list=None) -> None:
-        """compute_gradients then apply_gradients: one training step.
+        """compute_gradients then apply_gradients: one training step, applied now (returns None).
 
         The gradient graph is built on the first call and replayed on later ones.
         """
@@ -78,7 +78,7 @@ class GradientDescentOptimizer(Optimizer):
 class MomentumOptimizer(Optimizer):
     """accum = momentum * accum + grad; var -= lr * accum (Nesterov: lr * (grad + momentum * accum))."""
 
-    def __init__(self, learning_rate: float, momentum: float = 0.9, use_nesterov: bool = False) -> None:
+    def __init__(self, learning_rate: float, momentum: float = 0.9, use_nesterov: bool = False):
         super().__init__(learning_rate)
         self.momentum, self.use_nesterov = float(momentum), bool(use_nesterov)
 
@@ -93,7 +93,7 @@ class AdamOptimizer(Optimizer):
     """tf.train.AdamOptimizer: bias correction folded into the step size, epsilon outside sqrt."""
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8) -> None:
+                 epsilon: float = 1e-8):
         super().__init__(learning_rate)
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
 
