@@ -42,6 +42,10 @@ def _error_line(message: str) -> Text:
     return Text.assemble(("error: ", "bold red"), printable_lines(message))
 
 
+OUT_OF_MEMORY = ("out of memory: the spec needs more memory than this machine gives it; make its "
+                 "tensors smaller or lower --max-memory (see docs/untrusted.md)")
+
+
 def reports_errors(command):
     """Map gradcli's errors to a message on stderr and an exit code; no tracebacks."""
 
@@ -63,6 +67,11 @@ def reports_errors(command):
             raise SystemExit(130) from None
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except MemoryError:  # the budget (--max-memory) did not foresee it: still the user's spec
+            if debug:
+                raise
+            err.print(_error_line(OUT_OF_MEMORY), soft_wrap=True)
+            raise SystemExit(2) from None
         except Exception as exc:  # a bug of ours: say so plainly, keep the traceback for --debug
             if debug:
                 raise
@@ -99,9 +108,11 @@ def _attempt(path, work, err: Console):
         message = str(exc)
         if not message.startswith(str(path)):
             message = f"{path}: {message}"
-        if isinstance(exc, GradcliError):
+        if isinstance(exc, (GradcliError, MemoryError)):
+            if isinstance(exc, MemoryError):
+                message = f"{path}: {OUT_OF_MEMORY}"
             err.print(_error_line(message), soft_wrap=True)
-            return Failure(path, message, exc.exit_code)
+            return Failure(path, message, getattr(exc, "exit_code", 2))
         err.print(_internal_error(exc, f"{path}: "), soft_wrap=True)
         return Failure(path, f"internal error: {path}: {type(exc).__name__}: {exc}", 2)
 
@@ -152,6 +163,20 @@ def _backends_option(ctx, param, value: str | None) -> list[str] | None:
     return [_known_backend(b.strip()) for b in value.split(",") if b.strip()]
 
 
+def _memory_size(ctx, param, value):
+    if value is None:
+        return None
+    from .core.budget import parse_size
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+max_memory = click.option("--max-memory", default=None, metavar="SIZE", callback=_memory_size,
+                          help="Memory budget for a run's tensors, e.g. 16GiB (default 2GiB; "
+                               "one tensor may take half). See docs/untrusted.md.")
+
 spec_paths = click.argument("specs", nargs=-1, required=True,
                             type=click.Path(exists=True, dir_okay=False, path_type=Path))
 
@@ -187,8 +212,9 @@ def cli() -> None:
                    "have nowhere to go).")
 @click.option("--strict", is_flag=True, help="Treat lint warnings (unused overrides) as errors.")
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
+@max_memory
 @reports_errors
-def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> None:
+def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_memory) -> None:
     """Run each SPEC and print its values and gradient tables.
 
     Every spec runs even when another fails. Exit 2 when a spec is bad or its
@@ -206,7 +232,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric) -> No
     for path in specs:
         outcome = _attempt(path, lambda path=path: runner.run(
             _load_one(path, overrides, strict, err), backend=backend, numeric=not no_numeric,
-            progress=_progress(err, quiet)), err)
+            progress=_progress(err, quiet), max_memory=max_memory), err)
         outcomes.append(outcome)
         if fmt == "table":
             _show_table(outcome, out, err, quiet, to_file=target is not None)
@@ -261,8 +287,9 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
                    "first column by more than this (NaN against a number always differs).")
 @click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
               show_default=True)
+@max_memory
 @reports_errors
-def compare(specs, backends, overrides, tolerance, fmt) -> None:
+def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
     """Put the overridden gradients and training of several SPECs (or backends) side by side.
 
     Without --backends the SPECs are compared with each other, the first the
@@ -282,7 +309,8 @@ def compare(specs, backends, overrides, tolerance, fmt) -> None:
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
     runs = [run for group in groups for run in group]
     names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
-    results = [_attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b), err)
+    results = [_attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b,
+                                                              max_memory=max_memory), err)
                for name, (_, exp, b) in zip(names, runs)]
     _require_all(results, names)
     done = iter(results)

@@ -43,8 +43,23 @@ class SpecError(GradcliError):
         if self.hint:
             text += f" ({self.hint})"
         if self.source_line is not None and self.column is not None:
-            text += f"\n    {self.source_line}\n    {' ' * (self.column - 1)}^"
+            line, caret = source_window(self.source_line, self.column)
+            text += f"\n    {line}\n    {' ' * (caret - 1)}^"
         return text
+
+
+WINDOW = 60  # characters shown each side of the column on a long source line
+
+
+def source_window(line: str, column: int) -> tuple[str, int]:
+    """The part of a long line around `column` (1-based), with … where it was cut, and the
+    caret's column in it: a minified 800 KB line must not be echoed whole."""
+    if len(line) <= 2 * WINDOW + 1:
+        return line, column
+    start = max(0, min(column - 1, len(line)) - WINDOW)
+    end = min(len(line), column + WINDOW)
+    head = "…" if start > 0 else ""
+    return head + line[start:end] + ("…" if end < len(line) else ""), column - start + len(head)
 
 
 class BackendUnavailable(GradcliError):

@@ -10,12 +10,14 @@ import numpy as np
 
 from . import backends
 from .backends.program import TrainRecord, nonfinite_kind, train_error
+from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
+MEMORY_HINT = "raise the budget with --max-memory, e.g. --max-memory 16GiB"
 
 
 @record(frozen=False)
@@ -70,8 +72,18 @@ class Result:
 
 
 def run(experiment, *, backend: str | None = None, numeric: bool = True,
-        progress=lambda it, **kw: it) -> Result:
-    """Build the experiment once on the backend and collect everything about it."""
+        progress=lambda it, **kw: it, max_memory: int | None = None) -> Result:
+    """Build the experiment once on the backend and collect everything about it.
+
+    Every tensor is built under a memory budget of `max_memory` bytes (default
+    2 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
+    before it allocates.
+    """
+    with memory_budget(max_memory or DEFAULT_TOTAL, hint=MEMORY_HINT):
+        return _run(experiment, backend, numeric, progress)
+
+
+def _run(experiment, backend, numeric, progress) -> Result:
     program = backends.build(experiment, backend)
     values = program.values()
     overridden, true = program.gradients("overridden"), program.gradients("true")

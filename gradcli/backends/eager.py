@@ -32,6 +32,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..core import budget as budgets
 from ..errors import GradientError, GraphError
 from ..opset import OPS
 from .connectivity import Graph
@@ -69,6 +70,8 @@ class EagerBuilder:
         self.draws = itertools.count()
         self.made: set[int] = set()  # ids of the constants this build made from literals
         self.interpreter: Interpreter | None = None
+        budget = budgets.active()  # each build gets its own ledger under the run's budget
+        self.memory = budget.fresh() if budget is not None else None
         self.log, self.vjps = log, vjps  # a BirthLog: check ops (vjps: their gradients too)
         self.place = None                # the spec sub-expression being built (interpret.Place)
         self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
@@ -199,6 +202,7 @@ class EagerBuilder:
 
     def _apply(self, name, raw, inputs, attrs):
         kit = self.kit
+        self._admit(name, inputs, attrs)
         gradient = self._override(name) if self.scopes and self.mode == "overridden" else None
         if gradient is not None:
             pattern, rule, strict = self._rule(gradient, name, attrs, len(inputs))
@@ -226,6 +230,12 @@ class EagerBuilder:
             self.program.inspect_op(name, inputs, attrs, [id(t) in self.made for t in inputs])
         self._record(inputs, outs, pattern)
         return outs[0] if len(outs) == 1 else outs
+
+    def _admit(self, name, inputs, attrs) -> None:
+        """Refuse an op whose result would pass the memory budget, before the framework runs it."""
+        if self.memory is not None:
+            self.memory.admit(name, [self.kit.shape(t) for t in inputs],
+                              [self.kit.dtype_name(t) for t in inputs], attrs, count=True)
 
     def _override(self, name: str):
         key = op_key(name)
@@ -421,6 +431,7 @@ class EagerBuilder:
         values.update(zip(spec.params[1:], args))
         values.update(kwargs)
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        self._admit(name, [], {"shape": shape, "dtype": self.dtype})
         rng = np.random.default_rng([self.program.experiment.seed, next(self.draws)])
         if name == "uniform":
             value = rng.uniform(values["low"], values["high"], shape)
@@ -462,7 +473,7 @@ def _index(index, shape):
         items.append(item)
     items = tuple(items)
     try:
-        np.broadcast_to(np.zeros((), np.int8), shape)[items]
+        np.broadcast_to(np.empty((), np.dtype([])), shape)[items]  # itemsize 0: no allocation
     except (IndexError, TypeError, ValueError) as exc:
         raise GraphError(f"index {index!r} does not fit a tensor of shape {shape}: {exc}") from None
     return items

@@ -147,6 +147,9 @@ class Interpreter:
                 return build(*args, **kwargs)
         except SpecError:
             raise
+        except MemoryError:  # numpy's message is only the shape; say what happened
+            raise spec_error(expr, f"{name}() ran out of memory; make the tensors smaller or "
+                                   "lower --max-memory (see docs/untrusted.md)", node) from None
         except Exception as exc:  # a backend's own error, worded for the spec's author
             message = getattr(exc, "args", [str(exc)])[0] if getattr(exc, "args", None) else str(exc)
             raise spec_error(expr, f"{name}() failed: {message}", node) from None

@@ -4,6 +4,7 @@ from . import control as _control  # noqa: F401 - registers the gradient-control
 from . import grad_rules as _grad_rules  # noqa: F401 - registers every op type's gradient
 from . import train
 from .autodiff import gradients, true_gradients
+from .budget import MemoryBudget, memory_budget
 from .clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
 from .control import custom_gradient, grad_pass_through, reverse_gradient, stop_gradient
 from .evaluate import evaluate, function

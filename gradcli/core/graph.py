@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import GraphError
+from . import budget as budgets
 
 _uids = itertools.count()
 
@@ -175,6 +176,9 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
     """Build an op, run its kernel once on the current values and create its outputs."""
     from .registry import claim_override
     op = Op(type_, tuple(inputs), attrs or {}, kernel)
+    budget = budgets.active()
+    if budget is not None:  # before the kernel allocates anything
+        budget.admit(type_, [t.shape for t in op.inputs], [t.dtype for t in op.inputs], op.attrs)
     values = [current_value(t) for t in op.inputs]
     try:
         with np.errstate(all="ignore"):
@@ -182,6 +186,8 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
     except (ValueError, TypeError, IndexError) as exc:
         shapes = ", ".join(f"{t.shape} {t.dtype}" for t in op.inputs)
         raise GraphError(f"op {type_!r} cannot run on inputs of shape {shapes}: {exc}") from None
+    if budget is not None:
+        budget.spend(result if n_outputs > 1 else (result,), values)
     values = result if n_outputs > 1 else (result,)
     if n_outputs > 1 and len(values) != n_outputs:
         raise GraphError(f"op {type_!r} returned {len(values)} outputs, expected {n_outputs}")

@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 
 from ..errors import GraphError
+from . import budget as budgets
 from .graph import Tensor, make_op
 from .ops_math import convert, unary
 
@@ -102,8 +103,20 @@ def one_hot(indices, depth: int, dtype=np.float64) -> Tensor:
     indices = convert(indices)
     if indices.dtype.kind not in "iu":
         raise GraphError(f"one_hot() needs integer indices, got {indices.dtype}")
-    eye = np.eye(int(depth), dtype=dtype)
-    return unary("one_hot", lambda v: eye[v], indices, {"depth": int(depth)})
+    depth = int(depth)
+    return unary("one_hot", lambda v: _one_hot(v, depth, dtype), indices, {"depth": depth})
+
+
+def _one_hot(v, depth: int, dtype):
+    """np.eye(depth)[v] (negative indices wrap, others out of range fail) without the
+    depth x depth identity, which one_hot(i, 10**9) would have allocated."""
+    v = np.asarray(v)
+    if v.size and (v.max() >= depth or v.min() < -depth):
+        bad = v.max() if v.max() >= depth else v.min()
+        raise IndexError(f"index {bad} is out of bounds for axis 0 with size {depth}")
+    out = np.zeros(v.shape + (depth,), dtype=dtype)
+    np.put_along_axis(out, (v % depth)[..., None] if depth else v[..., None], 1, axis=-1)
+    return out
 
 
 def getitem(x, index) -> Tensor:
@@ -150,6 +163,9 @@ def set_seed(seed: int) -> None:
 def _random(type_: str, draw, shape, seed, dtype, attrs: dict) -> Tensor:
     seed = (_Seeds.base, next(_Seeds.counter)) if seed is None else (int(seed),)
     shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    budget = budgets.active()
+    if budget is not None:  # the draw happens here, before make_op could look at it
+        budget.admit(type_, [], [], {"shape": shape, "dtype": dtype})
     value = draw(np.random.default_rng(list(seed)), shape).astype(dtype)
     value = value[()] if value.ndim == 0 else value
     return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).outputs[0]

@@ -44,7 +44,7 @@ def literal_array(node: YNode | None, key: str, dtype: str | None, default_float
     scalars, shape = flatten(node, key)
     values = []
     for s in scalars:
-        value = s.value if s.kind == "bool" else number_value(s, finite=False)
+        value = s.value if s.kind == "bool" else number_value(s, key, finite=False)
         if value is None:
             raise fail(s, key, f"expected a number, got {describe(s)}")
         values.append(value)

@@ -5,6 +5,8 @@ later is explained as such rather than as an unknown name.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from gradcli.spec.arrays import literal_array
@@ -25,12 +27,11 @@ from gradcli.spec.gradients import build_functions, build_override_map, build_re
 from gradcli.spec.inputs import InputBuilder
 from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
 from gradcli.spec.names import Names
+from gradcli.spec.sections import TOP
 from gradcli.spec.sites import check_at, parse_at
 from gradcli.spec.training import build_expect, build_train
 
-TOP_KEYS = ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",
-            "register", "override_map", "functions", "stop_gradients", "grad_ys",
-            "unconnected", "train", "expect")
+TOP_KEYS = TOP.keys
 BACKENDS = ("numpy", "torch", "jax", "tensorflow")
 SPEC_DTYPES = ("float64", "float32")
 UNCONNECTED = ("none", "zero", "error")
@@ -38,7 +39,7 @@ UNCONNECTED = ("none", "zero", "error")
 
 def build_experiment(root: Map, path: str) -> Experiment:
     """Validate every section of `root` and return the Experiment it describes."""
-    check_keys(root, "", TOP_KEYS)
+    check_keys(root, "", TOP)
     default_name = "spec" if path.startswith("<") else Path(path).stem
     name = _optional(root, "name", lambda n: expect_str(n, "name"), default_name)
     description = _optional(root, "description", lambda n: expect_str(n, "description"), "")
@@ -122,22 +123,63 @@ def _let_names(node: Map | None, names: Names) -> list[tuple[str, ...]]:
 
 def _lets(node: Map | None, let_names, inputs: dict[str, InputSpec], names: Names,
           callable_: dict) -> tuple[LetSpec, ...]:
+    # Each let sees a view over one shared index of positions, never a copy of what came
+    # before it: copying made loading quadratic in the number of lets.
+    position = dict.fromkeys(inputs, -1)
+    for i, bound in enumerate(let_names):
+        position.update(dict.fromkeys(bound, i))
+    outputs = frozenset(names.of("output"))
     lets = []
-    visible = set(inputs)
-    outputs = names.of("output")
-    all_lets = [n for group in let_names for n in group]
-    for (text, (_, value)), bound in zip(_items(node), let_names):
-        defined_later = [n for n in all_lets if n not in visible and n not in bound]
-        elsewhere = {n: f"{n!r} is defined later in let; a let may only use inputs and earlier "
-                        "lets" for n in defined_later}
-        elsewhere.update({n: f"{n!r} is defined by this let itself" for n in bound})
-        elsewhere.update({n: f"{n!r} is an output; a let may only use inputs and earlier lets"
-                          for n in outputs})
+    for i, ((text, (_, value)), bound) in enumerate(zip(_items(node), let_names)):
         site = parse_at(value, sub("let", text))
-        check_at(site, Scope(frozenset(visible), callable_, elsewhere=elsewhere), len(bound))
+        scope = Scope(_Earlier(position, i), callable_,
+                      elsewhere=_OutOfReach(position, i, bound, outputs))
+        check_at(site, scope, len(bound))
         lets.append(LetSpec(bound, site.expr))
-        visible.update(bound)
     return tuple(lets)
+
+
+class _Earlier(AbstractSet):
+    """The names let number `index` may use: inputs and earlier lets (a view, not a copy)."""
+
+    def __init__(self, position: dict[str, int], index: int) -> None:
+        self.position, self.index = position, index
+
+    def __contains__(self, name) -> bool:
+        return self.position.get(name, self.index) < self.index
+
+    def __iter__(self):
+        return (n for n, i in self.position.items() if i < self.index)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @classmethod
+    def _from_iterable(cls, iterable):  # what `view | other` builds: a plain set
+        return set(iterable)
+
+
+class _OutOfReach(Mapping):
+    """Why a known name is not usable in let number `index`, computed when asked."""
+
+    def __init__(self, position: dict[str, int], index: int, bound, outputs) -> None:
+        self.position, self.index, self.bound, self.outputs = position, index, bound, outputs
+
+    def __getitem__(self, name: str) -> str:
+        if name in self.bound:
+            return f"{name!r} is defined by this let itself"
+        if name in self.outputs:
+            return f"{name!r} is an output; a let may only use inputs and earlier lets"
+        if self.position.get(name, -1) > self.index:
+            return (f"{name!r} is defined later in let; a let may only use inputs and earlier "
+                    "lets")
+        raise KeyError(name)
+
+    def __iter__(self):
+        return (n for n in [*self.position, *self.outputs] if n in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _outputs(node: Map, inputs: dict[str, InputSpec], names: Names,

@@ -7,6 +7,7 @@ PyYAML would silently drop, and bounds nesting and alias expansion.
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import yaml
 
 from gradcli.errors import SpecError
 from gradcli.record import Hidden, record
+from gradcli.spec.files import NotRegular, open_regular
 from gradcli.spec.model import SET_PATH, Location
 
 MAX_FILE_BYTES = 1 << 20
@@ -105,17 +107,17 @@ YNode = Scalar | Seq | Map
 
 def read_file(path: str | Path) -> str:
     """The text of a spec file, refusing missing, oversized and non-UTF-8 files."""
-    p = Path(path)
     try:
-        if not p.exists():
-            raise SpecError(f"the spec file {str(path)!r} does not exist")
-        if not p.is_file():
-            raise SpecError(f"{str(path)!r} is not a file")
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SpecError(f"the spec file {str(path)!r} is {size} bytes; the limit is "
-                            f"{MAX_FILE_BYTES} (1 MiB)")
-        data = p.read_bytes()[:MAX_FILE_BYTES + 1]
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise SpecError(f"the spec file {str(path)!r} is {size} bytes; the limit is "
+                                f"{MAX_FILE_BYTES} (1 MiB)")
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SpecError(f"the spec file {str(path)!r} does not exist") from None
+    except NotRegular as exc:
+        raise SpecError(f"{str(path)!r} is not a file: it is {exc.kind}") from None
     except OSError as exc:
         raise SpecError(f"cannot read the spec file {str(path)!r}: {exc.strerror or exc}") from None
     try:

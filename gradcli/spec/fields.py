@@ -7,6 +7,7 @@ import re
 
 from gradcli.errors import SpecError
 from gradcli.spec.document import Map, Mark, Scalar, Seq, YNode
+from gradcli.spec.sections import Section
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
@@ -56,8 +57,7 @@ def describe(node: YNode | None) -> str:
 
 
 def _describe_text(text: str) -> str:
-    shown = text if len(text) <= 40 else text[:37] + "..."
-    return f"the string {shown!r}"
+    return f"the string {_short(text)!r}"
 
 
 def is_identifier(name: str) -> bool:
@@ -65,11 +65,13 @@ def is_identifier(name: str) -> bool:
     return bool(_IDENTIFIER.match(name)) and not keyword.iskeyword(name)
 
 
-def check_keys(node: Map, key: str, allowed, required=(), noun: str | None = None) -> None:
-    """Refuse unknown keys (with a did-you-mean) and report the first missing required key.
+def check_keys(node: Map, key: str, section: Section, noun: str | None = None) -> None:
+    """Refuse keys `section` does not declare (with a did-you-mean), then report the first
+    missing required key.
 
     With a `noun` the error reads `key: unknown <noun> 'x'`; else `key.x: unknown key 'x'`.
     """
+    allowed = section.keys
     for name, (key_node, _) in node.items.items():
         if name not in allowed:
             hint = did_you_mean(name, allowed) or f"expected one of {', '.join(allowed)}"
@@ -77,8 +79,11 @@ def check_keys(node: Map, key: str, allowed, required=(), noun: str | None = Non
                 raise fail(key_node, key, f"unknown {noun} {name!r}", hint)
             raise fail(key_node, sub(key, name), f"unknown key {name!r}"
                        + (f" in {key}" if key else ""), hint)
-    for name in required:
+    for name in section.required:
         if name not in node.items:
+            if name in section.missing:
+                message, hint = section.missing[name]
+                raise fail(node, sub(key, name) if not key else key, message, hint)
             raise fail(node, key, f"missing the required key {name!r}")
 
 
@@ -119,8 +124,13 @@ def expect_names(node: YNode | None, key: str) -> list[tuple[str, Scalar]]:
     return [(expect_name(item, sub(key, i)), item) for i, item in enumerate(seq.items)]
 
 
-def number_value(node: YNode | None, *, finite: bool = True) -> float | int | None:
-    """The number a scalar holds (numeric strings such as 1e-3 included), else None."""
+def number_value(node: YNode | None, key: str = "", *,
+                 finite: bool = True) -> float | int | None:
+    """The number a scalar holds (numeric strings such as 1e-3 included), else None.
+
+    A decimal too large for a float (1e400) is refused rather than silently read
+    as inf; inf and nan themselves are accepted only where `finite` is False.
+    """
     if not isinstance(node, Scalar):
         return None
     if node.kind in ("int", "float"):
@@ -132,15 +142,27 @@ def number_value(node: YNode | None, *, finite: bool = True) -> float | int | No
         value = _NONFINITE[node.value.strip().lower()]
     else:
         return None
+    if isinstance(value, float) and math.isinf(value) and not _spells_nonfinite(node.text):
+        raise fail(node, key, f"the number {_short(node.text)} is too large for a float (it "
+                              "would silently become inf)", "write inf if you mean infinity")
     if isinstance(value, float) and finite and not math.isfinite(value):
         return None
     return value
 
 
+def _spells_nonfinite(text: str) -> bool:
+    """Whether the text names inf or nan itself (inf, .inf, -Infinity, NaN, ...)."""
+    return text.strip().lower().lstrip("+-").lstrip(".") in ("inf", "infinity", "nan")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def expect_number(node: YNode | None, key: str, *, minimum: float | None = None,
                   positive: bool = False, below: float | None = None) -> float:
     """A finite number, optionally > 0, >= minimum or < below."""
-    value = number_value(node)
+    value = number_value(node, key)
     if value is None:
         raise fail(node, key, f"expected a number, got {describe(node)}")
     try:
@@ -159,7 +181,7 @@ def expect_number(node: YNode | None, key: str, *, minimum: float | None = None,
 def expect_int(node: YNode | None, key: str, *, minimum: int | None = None,
                maximum: int | None = None) -> int:
     """An integer (2.0 counts; True does not) within [minimum, maximum]."""
-    value = number_value(node)
+    value = number_value(node, key)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if not isinstance(value, int):

@@ -7,6 +7,7 @@ op really has.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from gradcli.opset import BUILTIN_GRADIENTS, OPS
 from gradcli.spec.ast import Name, walk
@@ -26,6 +27,7 @@ from gradcli.spec.fields import (
 )
 from gradcli.spec.model import Expr, FunctionSpec, GradientSpec, OverrideEntry
 from gradcli.spec.names import Names, check_new_name
+from gradcli.spec.sections import FUNCTION, OVERRIDE_ENTRY
 from gradcli.spec.sites import Site, check_at, error_at, parse_at
 
 ATTRIBUTE_NAMES = frozenset(p for spec in OPS.values() for p in spec.params
@@ -84,11 +86,13 @@ def build_functions(node: Map | None, spec_names: list[str]) -> dict[str, Functi
     out: dict[str, FunctionSpec] = {}
     if node is None:
         return out
-    order = list(node.items)
-    for position, (fname, (key_node, value)) in enumerate(node.items.items()):
+    order = {fname: i for i, fname in enumerate(node.items)}
+    earlier = _Args(out)  # only functions above the one being checked are in `out` yet
+    outside = frozenset(spec_names)
+    for fname, (key_node, value) in node.items.items():
         key = sub("functions", fname)
         body = expect_map(value, key, "a mapping with args, forward and gradient")
-        check_keys(body, key, ("args", "forward", "gradient"), ("args", "forward", "gradient"))
+        check_keys(body, key, FUNCTION)
         args: list[str] = []
         for arg, arg_node in expect_names(body.get("args"), sub(key, "args")):
             check_new_name(arg, arg_node, sub(key, "args"), "argument name")
@@ -99,23 +103,61 @@ def build_functions(node: Map | None, spec_names: list[str]) -> dict[str, Functi
                                                        "gradient; pick another argument name")
             args.append(arg)
         shown = ", ".join(args)
-        elsewhere = {n: f"a function sees only its args ({shown}); pass {n!r} as an argument"
-                     for n in spec_names}
-        elsewhere[fname] = f"function {fname!r} cannot call itself"
-        for later in order[position + 1:]:
-            elsewhere[later] = (f"{later!r} is defined after {fname!r}; a function can only call "
-                                "functions defined above it")
-        callable_ = {name: spec.args for name, spec in out.items()}
+        elsewhere = _FunctionReach(fname, args, outside, order)
         forward = _checked(body.get("forward"), sub(key, "forward"),
-                           Scope(frozenset(args), callable_, elsewhere=elsewhere,
+                           Scope(frozenset(args), earlier, elsewhere=elsewhere,
                                  hint=f"forward sees only the args: {shown}"))
-        grad_scope = Scope(frozenset(args) | {"dy"}, callable_, numbered=("dy",),
+        grad_scope = Scope(frozenset(args) | {"dy"}, earlier, numbered=("dy",),
                            elsewhere=elsewhere, hint=f"gradient sees the args ({shown}) and dy")
         grads = gradient_list(body.get("gradient"), sub(key, "gradient"), len(args),
                               f"function {fname!r}", grad_scope)
         out[fname] = FunctionSpec(fname, tuple(args), forward.expr, _exprs(grads),
                                   key_node.mark.location())
     return out
+
+
+class _Args(Mapping):
+    """function name -> its args, over the FunctionSpecs built so far (a view, not a copy)."""
+
+    def __init__(self, specs: dict[str, FunctionSpec]) -> None:
+        self.specs = specs
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        return self.specs[name].args
+
+    def __iter__(self):
+        return iter(self.specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+
+class _FunctionReach(Mapping):
+    """Why a spec name or function is out of a function body's reach, computed when asked.
+
+    Built per function, so it must not copy every spec name: that made loading
+    quadratic in the number of functions.
+    """
+
+    def __init__(self, fname: str, args: list[str], outside: frozenset, order: dict) -> None:
+        self.fname, self.args, self.outside, self.order = fname, args, outside, order
+
+    def __getitem__(self, name: str) -> str:
+        if name == self.fname:
+            return f"function {name!r} cannot call itself"
+        if self.order.get(name, -1) > self.order[self.fname]:
+            return (f"{name!r} is defined after {self.fname!r}; a function can only call "
+                    "functions defined above it")
+        if name in self.outside:
+            return (f"a function sees only its args ({', '.join(self.args)}); pass {name!r} as "
+                    "an argument")
+        raise KeyError(name)
+
+    def __iter__(self):
+        return (n for n in [*self.outside, *self.order] if n in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def build_register(node: Map | None, functions: dict[str, FunctionSpec], spec_names: list[str],
@@ -161,7 +203,7 @@ def build_override_map(node: YNode | None, names: Names,
         for i, item in enumerate(node.items):
             key = sub("override_map", i)
             entry = expect_map(item, key, "a mapping {op, gradient, scope}")
-            check_keys(entry, key, ("op", "gradient", "scope"), ("op", "gradient"))
+            check_keys(entry, key, OVERRIDE_ENTRY)
             op_node = entry.get("op")
             op = _resolve_op(expect_str(op_node, sub(key, "op"), "an op type"), op_node,
                              sub(key, "op"))

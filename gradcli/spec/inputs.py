@@ -28,11 +28,10 @@ from gradcli.spec.fields import (
     sub,
 )
 from gradcli.spec.model import InputSpec, Location
+from gradcli.spec.sections import INPUT, SOURCES
 
 MAX_ELEMENTS = 10_000_000
 MAX_TOTAL_ELEMENTS = 50_000_000
-SOURCES = ("value", "uniform", "normal", "zeros", "ones", "linspace", "load")
-INPUT_KEYS = SOURCES + ("shape", "trainable", "dtype", "key")
 
 
 class InputBuilder:
@@ -48,7 +47,7 @@ class InputBuilder:
             value = literal_array(node, key, None, self.dtype)
             self.count(value.size, node, key)
             return InputSpec(name, value, value.dtype.kind == "f", loc)
-        check_keys(node, key, INPUT_KEYS, noun="initializer")
+        check_keys(node, key, INPUT, noun="initializer")
         given = [s for s in SOURCES if s in node.items]
         if len(given) != 1:
             found = f"got {', '.join(given)}" if given else "got none"

@@ -8,16 +8,21 @@ from gradcli.spec.build import build_experiment
 from gradcli.spec.document import Map, Source, compose, read_file
 from gradcli.spec.fields import describe, fail
 from gradcli.spec.model import Experiment
+from gradcli.spec.opcount import MAX_OPS, count_ops
 from gradcli.spec.overrides import apply_overrides
 
 
-def load_spec(path: str | PathLike, overrides=()) -> Experiment:
+def load_spec(path: str | PathLike, overrides=(), *, max_ops: int = MAX_OPS) -> Experiment:
     """The Experiment in the spec file at `path`, with `--set KEY=VALUE` overrides applied."""
-    return load_spec_text(read_file(path), path=str(path), overrides=overrides)
+    return load_spec_text(read_file(path), path=str(path), overrides=overrides, max_ops=max_ops)
 
 
-def load_spec_text(text: str, path: str = "<string>", overrides=()) -> Experiment:
-    """The Experiment in YAML `text`; `path` names it in errors and anchors `load:` paths."""
+def load_spec_text(text: str, path: str = "<string>", overrides=(), *,
+                   max_ops: int = MAX_OPS) -> Experiment:
+    """The Experiment in YAML `text`; `path` names it in errors and anchors `load:` paths.
+
+    A spec that would build more than `max_ops` ops is refused (see opcount).
+    """
     if not isinstance(text, str):
         raise SpecError(f"a spec must be text, got {type(text).__name__}", path=path)
     if isinstance(overrides, str):
@@ -28,4 +33,6 @@ def load_spec_text(text: str, path: str = "<string>", overrides=()) -> Experimen
     if not isinstance(root, Map):
         raise fail(root, "", f"a spec must be a mapping of keys such as inputs and outputs, got "
                              f"{describe(root)}")
-    return build_experiment(apply_overrides(root, overrides), path)
+    experiment = build_experiment(apply_overrides(root, overrides), path)
+    count_ops(experiment, max_ops)
+    return experiment

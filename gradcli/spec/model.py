@@ -8,7 +8,6 @@ from gradcli.record import Factory, record
 from gradcli.spec.ast import Node
 
 SET_PATH = "--set"  # Location.path of a value given on the command line (its line is 0)
-MAX_SHOWN_LINE = 300
 
 
 @record
@@ -24,10 +23,9 @@ class Location:
         """A SpecError pointing here, or at `--set KEY` when the value came from --set."""
         if self.line == 0:
             return SpecError(message, key=f"{SET_PATH} {key}", hint=hint)
-        # A huge line (a minified file) would bury the message, so it is not echoed.
-        shown = self.source_line if len(self.source_line) <= MAX_SHOWN_LINE else None
+        # A huge line (a minified file) is shown as a window around the column (SpecError).
         return SpecError(message, path=self.path, line=self.line, column=self.column, key=key,
-                         source_line=shown, hint=hint)
+                         source_line=self.source_line, hint=hint)
 
     def __str__(self) -> str:
         return self.path if self.line == 0 else f"{self.path}:{self.line}:{self.column}"

@@ -13,6 +13,7 @@ import numpy as np
 
 from gradcli.spec.document import Scalar
 from gradcli.spec.fields import did_you_mean, fail
+from gradcli.spec.files import NotRegular, kind_of, open_regular
 
 _KINDS = "biuf"  # bool, signed, unsigned, float: what a tensor can hold
 
@@ -33,17 +34,35 @@ def resolve(text: str, base_dir: Path, node: Scalar, key: str) -> Path:
     if not target.is_relative_to(base):
         raise fail(node, key, f"load path {text!r} leaves the spec's directory "
                               "(through '..' or a symlink); keep data files beside the spec")
-    if not target.is_file():
+    try:
+        kind = kind_of(target.stat().st_mode)  # stat never blocks, even on a FIFO
+    except FileNotFoundError:
         raise fail(node, key, f"the file {text!r} does not exist in the spec's directory "
-                              f"({base})")
+                              f"({base})") from None
+    except OSError as exc:
+        raise fail(node, key, f"cannot read the load path {text!r}: {exc.strerror or exc}") \
+            from None
+    if kind is not None:
+        raise fail(node, key, f"load path {text!r} is {kind}, not a .npz file")
     return target
+
+
+def _open(path: Path, node: Scalar, key: str):
+    """The file, opened without blocking; a FIFO swapped in since resolve() is refused too."""
+    try:
+        return open_regular(path)
+    except NotRegular as exc:
+        raise fail(node, key, f"{path.name} is {exc.kind}, not a .npz file") from None
+    except OSError as exc:
+        raise fail(node, key, f"cannot open {path.name}: {exc.strerror or exc}") from None
 
 
 def read_header(path: Path, wanted: str | None, node: Scalar, key_node, key: str,
                 ) -> tuple[str, tuple[int, ...], np.dtype]:
     """(array name, shape, dtype) of the chosen array, read without loading its data."""
+    handle = _open(path, node, key)
     try:
-        with zipfile.ZipFile(path) as archive:
+        with handle, zipfile.ZipFile(handle) as archive:
             names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]
             if wanted is None:
                 if len(names) != 1:
@@ -72,8 +91,9 @@ def read_header(path: Path, wanted: str | None, node: Scalar, key_node, key: str
 
 def load_array(path: Path, name: str, node: Scalar, key: str) -> np.ndarray:
     """The array's data (no pickles); every failure is a located SpecError."""
+    handle = _open(path, node, key)
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with handle, np.load(handle, allow_pickle=False) as data:
             return np.asarray(data[name])
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError) as exc:
         raise fail(node, key, f"cannot read array {name!r} from {path.name}: {exc}") from None

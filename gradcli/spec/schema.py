@@ -7,13 +7,41 @@ from __future__ import annotations
 
 from gradcli.opset import BUILTIN_GRADIENTS, DTYPES, OPS
 from gradcli.spec.build import BACKENDS, SPEC_DTYPES, UNCONNECTED
-from gradcli.spec.training import OPTIMIZERS
+from gradcli.spec.sections import (
+    CLIP,
+    EXPECT,
+    EXPECT_TRAIN,
+    FUNCTION,
+    INPUT,
+    OPTIMIZER,
+    OPTIMIZERS,
+    OVERRIDE_ENTRY,
+    SOURCES,
+    TOLERANCE,
+    TOP,
+    TRAIN,
+    Section,
+)
+from gradcli.spec.training import MAX_STEPS
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 def _d(description: str, **schema) -> dict:
     return {"description": description, **schema}
+
+
+def _object(section: Section, description: str | None, properties: dict, **extra) -> dict:
+    """A closed object whose keys and required keys are the Section's, the loader's own."""
+    if set(properties) != set(section.keys):
+        raise AssertionError(f"the schema of {section.path or 'the spec'} describes "
+                             f"{sorted(properties)}; the loader declares {sorted(section.keys)}")
+    schema = {} if description is None else {"description": description}
+    schema.update(type="object", additionalProperties=False,
+                  properties={key: properties[key] for key in section.keys})
+    if section.required:
+        schema["required"] = list(section.required)
+    return {**schema, **extra}
 
 
 def _number(description: str, **extra) -> dict:
@@ -66,17 +94,15 @@ def _input() -> dict:
         "load": _d("FILE.npz beside the spec (relative; no '..' out of its directory)",
                    type="string", pattern=r"\.npz$"),
     }
-    mapping = {
-        "type": "object", "additionalProperties": False,
-        "properties": {**sources,
-                       "shape": _shape("the shape: required for uniform/normal, a reshape else"),
-                       "trainable": _d("differentiated and trained (default: true for float "
-                                       "inputs; int and bool inputs never are)", type="boolean"),
-                       "dtype": _d("the dtype (default: the spec's dtype)", enum=list(DTYPES)),
-                       "key": _d("the array's name inside the .npz (default: its only array)",
-                                 type="string")},
-        "oneOf": [{"required": [s]} for s in sources],
-    }
+    assert tuple(sources) == SOURCES
+    mapping = _object(INPUT, None, {
+        **sources,
+        "shape": _shape("the shape: required for uniform/normal, a reshape else"),
+        "trainable": _d("differentiated and trained (default: true for float inputs; int and "
+                        "bool inputs never are)", type="boolean"),
+        "dtype": _d("the dtype (default: the spec's dtype)", enum=list(DTYPES)),
+        "key": _d("the array's name inside the .npz (default: its only array)", type="string"),
+    }, oneOf=[{"required": [s]} for s in sources])
     return _d("a leaf tensor: a literal, or a mapping with exactly one of "
               + ", ".join(sources), anyOf=[_tensor("a literal"), mapping])
 
@@ -86,10 +112,9 @@ def _override_map() -> dict:
             anyOf=[{"enum": sorted(OPS)}, {"type": "string"}])
     gradient = _d("a gradient registered under register, or a built-in: "
                   + ", ".join(BUILTIN_GRADIENTS), type="string")
-    entry = {"type": "object", "additionalProperties": False, "required": ["op", "gradient"],
-             "properties": {"op": op, "gradient": gradient,
-                            "scope": _names("only ops built while computing these let/output "
-                                            "names")}}
+    entry = _object(OVERRIDE_ENTRY, None, {
+        "op": op, "gradient": gradient,
+        "scope": _names("only ops built while computing these let/output names")})
     return _d("op type -> registered gradient, like tf gradient_override_map",
               anyOf=[{"type": "object", "additionalProperties": gradient,
                       "propertyNames": {"pattern": _NAME}},
@@ -104,22 +129,19 @@ def _train() -> dict:
              "beta2": _number("Adam beta2 (default 0.999)", minimum=0, exclusiveMaximum=1),
              "epsilon": _number("Adam epsilon (default 1e-8, as tf.train.AdamOptimizer)",
                                 exclusiveMinimum=0)}
-    optimizer = _d("the optimizer and its hyper-parameters", type="object",
-                   additionalProperties=False, required=["name", "lr"],
-                   properties={"name": _d("the optimizer", enum=list(OPTIMIZERS)), **hyper})
-    clip = _d("gradient clipping: exactly one of norm, global_norm, value", type="object",
-              additionalProperties=False, minProperties=1, maxProperties=1,
-              properties={"norm": _number("per-tensor clip_by_norm bound", exclusiveMinimum=0),
-                          "global_norm": _number("clip_by_global_norm bound",
-                                                 exclusiveMinimum=0),
-                          "value": _pair("[lo, hi]: clip_by_value bounds, lo < hi")})
-    return _d("optimizer steps on the trainable inputs", type="object",
-              additionalProperties=False, required=["optimizer"],
-              properties={"loss": _d("the output to minimize (default: the only output)",
-                                     type="string", pattern=_NAME),
-                          "optimizer": optimizer, "clip": clip,
-                          "steps": _d("number of steps (default 1)", type="integer", minimum=1,
-                                      maximum=100_000)})
+    optimizer = _object(OPTIMIZER, "the optimizer and its hyper-parameters",
+                        {"name": _d("the optimizer", enum=list(OPTIMIZERS)), **hyper})
+    clip = _object(CLIP, "gradient clipping: exactly one of norm, global_norm, value", {
+        "norm": _number("per-tensor clip_by_norm bound", exclusiveMinimum=0),
+        "global_norm": _number("clip_by_global_norm bound", exclusiveMinimum=0),
+        "value": _pair("[lo, hi]: clip_by_value bounds, lo < hi")},
+        minProperties=1, maxProperties=1)
+    return _object(TRAIN, "optimizer steps on the trainable inputs", {
+        "loss": _d("the output to minimize (default: the only output)", type="string",
+                   pattern=_NAME),
+        "optimizer": optimizer, "clip": clip,
+        "steps": _d("number of steps (default 1)", type="integer", minimum=1,
+                    maximum=MAX_STEPS)})
 
 
 def _expect() -> dict:
@@ -127,30 +149,22 @@ def _expect() -> dict:
                additionalProperties={"type": "object",
                                      "additionalProperties": {"anyOf": [
                                          {"type": "null"}, {"$ref": "#/$defs/literal"}]}})
-    return _d("expected results: the spec becomes a regression test", type="object",
-              additionalProperties=False,
-              properties={
-                  "values": _d("{name: expected value} for inputs, lets and outputs",
-                               type="object", additionalProperties={"$ref": "#/$defs/literal"}),
-                  "gradients": table | {"description": "expected overridden (used) gradients: "
-                                                       + table["description"]},
-                  "true_gradients": table | {"description": "expected true gradients: "
-                                                            + table["description"]},
-                  "train": _d("expected training results", type="object",
-                              additionalProperties=False,
-                              properties={"params": _d("{input: value after training}",
-                                                       type="object"),
-                                          "loss": _d("expected loss per step", type="array",
-                                                     items={"type": ["number", "string"]})}),
-                  "finite": _d("true: fail when any value, gradient or trained parameter "
-                               "is NaN or infinite", type="boolean"),
-                  "tolerance": _d("comparison tolerance", type="object",
-                                  additionalProperties=False,
-                                  properties={"rtol": _number("relative (default 1e-6)",
-                                                              minimum=0),
-                                              "atol": _number("absolute (default 1e-9)",
-                                                              minimum=0)}),
-              })
+    train = _object(EXPECT_TRAIN, "expected training results", {
+        "params": _d("{input: value after training}", type="object"),
+        "loss": _d("expected loss per step", type="array", items={"type": ["number", "string"]})})
+    tolerance = _object(TOLERANCE, "comparison tolerance", {
+        "rtol": _number("relative (default 1e-6)", minimum=0),
+        "atol": _number("absolute (default 1e-9)", minimum=0)})
+    return _object(EXPECT, "expected results: the spec becomes a regression test", {
+        "values": _d("{name: expected value} for inputs, lets and outputs", type="object",
+                     additionalProperties={"$ref": "#/$defs/literal"}),
+        "gradients": table | {"description": "expected overridden (used) gradients: "
+                                             + table["description"]},
+        "true_gradients": table | {"description": "expected true gradients: "
+                                                  + table["description"]},
+        "train": train, "tolerance": tolerance,
+        "finite": _d("true: fail when any value, gradient or trained parameter is NaN or "
+                     "infinite", type="boolean")})
 
 
 def json_schema() -> dict:
@@ -161,13 +175,10 @@ def json_schema() -> dict:
         "title": "gradcli experiment spec",
         "description": "A declarative gradient experiment: inputs, expressions, gradient "
                        "overrides, optional training and expectations.",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["outputs"],
         "$defs": {"literal": _d("a number or nested lists of numbers",
                                 anyOf=[{"type": ["number", "boolean", "string"]},
                                        {"type": "array", "items": {"$ref": "#/$defs/literal"}}])},
-        "properties": {
+        **_object(TOP, None, {
             "name": _d("the experiment's name (default: the file's stem)", type="string"),
             "description": _d("what the experiment shows", type="string"),
             "backend": _d("where gradients are computed (default numpy)", enum=list(BACKENDS)),
@@ -191,16 +202,13 @@ def json_schema() -> dict:
             "override_map": _override_map(),
             "functions": _d("custom-gradient functions, like tf.custom_gradient", type="object",
                             propertyNames={"pattern": _NAME},
-                            additionalProperties={
-                                "type": "object", "additionalProperties": False,
-                                "required": ["args", "forward", "gradient"],
-                                "properties": {
-                                    "args": _d("argument names", type="array",
-                                               items={"type": "string", "pattern": _NAME}),
-                                    "forward": _expression("the forward computation over args"),
-                                    "gradient": _gradients("one gradient per arg (dy is the "
-                                                           "upstream gradient); none for none"),
-                                }}),
+                            additionalProperties=_object(FUNCTION, None, {
+                                "args": _d("argument names", type="array",
+                                           items={"type": "string", "pattern": _NAME}),
+                                "forward": _expression("the forward computation over args"),
+                                "gradient": _gradients("one gradient per arg (dy is the "
+                                                       "upstream gradient); none for none"),
+                            })),
             "stop_gradients": _names("treated as constants, like tf.gradients(stop_gradients=)"),
             "grad_ys": _d("upstream gradient per output (default ones)", type="object",
                           additionalProperties={"$ref": "#/$defs/literal"}),
@@ -208,5 +216,5 @@ def json_schema() -> dict:
                               enum=list(UNCONNECTED)),
             "train": _train(),
             "expect": _expect(),
-        },
+        }),
     }

@@ -21,16 +21,18 @@ from gradcli.spec.fields import (
 )
 from gradcli.spec.model import ClipSpec, ExpectSpec, InputSpec, Location, TrainSpec
 from gradcli.spec.names import Names
+from gradcli.spec.sections import (
+    CLIP,
+    CLIP_KINDS,
+    EXPECT,
+    EXPECT_TRAIN,
+    OPTIMIZER,
+    OPTIMIZERS,
+    TOLERANCE,
+    TRAIN,
+)
 
 MAX_STEPS = 100_000
-# Every optimizer's hyper-parameters and defaults (None: required). Adam's epsilon is
-# tf.train.AdamOptimizer's (1e-8), whose update rule gradcli uses.
-OPTIMIZERS = {
-    "sgd": {"lr": None},
-    "momentum": {"lr": None, "momentum": 0.9, "nesterov": False},
-    "adam": {"lr": None, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
-}
-CLIP_KINDS = ("norm", "global_norm", "value")
 
 
 def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputSpec],
@@ -39,7 +41,7 @@ def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputS
     if node is None:
         return None
     train = expect_map(node, "train", "a mapping with loss, optimizer, clip and steps")
-    check_keys(train, "train", ("loss", "optimizer", "clip", "steps"), ("optimizer",))
+    check_keys(train, "train", TRAIN)
     loss_node = optional(train, "loss")
     if loss_node is None:
         if len(outputs) != 1:
@@ -69,8 +71,7 @@ def _optimizer(node: YNode | None) -> tuple[str, dict]:
         raise fail(node, key, "the optimizer needs a learning rate", f"write {{name: "
                                                                       f"{node.text}, lr: 0.01}}")
     opt = expect_map(node, key, "a mapping such as {name: sgd, lr: 0.1}")
-    check_keys(opt, key, ("name", *sorted({k for h in OPTIMIZERS.values() for k in h})),
-               ("name",))
+    check_keys(opt, key, OPTIMIZER)
     name = expect_choice(opt.get("name"), sub(key, "name"), tuple(OPTIMIZERS))
     defaults = OPTIMIZERS[name]
     hyper: dict = {}
@@ -97,7 +98,7 @@ def _optimizer(node: YNode | None) -> tuple[str, dict]:
 def _clip(node: YNode) -> ClipSpec:
     key = "train.clip"
     clip = expect_map(node, key, "a mapping {norm: N}, {global_norm: N} or {value: [lo, hi]}")
-    check_keys(clip, key, CLIP_KINDS)
+    check_keys(clip, key, CLIP)
     if len(clip.items) != 1:
         raise fail(clip, key, f"clip takes exactly one of {', '.join(CLIP_KINDS)}, got "
                               f"{len(clip.items)}")
@@ -120,8 +121,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
     if node is None:
         return None
     expect = expect_map(node, "expect")
-    check_keys(expect, "expect", ("values", "gradients", "true_gradients", "train", "tolerance",
-                                  "finite"))
+    check_keys(expect, "expect", EXPECT)
     values = {}
     values_node = optional(expect, "values")
     if values_node is not None:
@@ -138,7 +138,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
     tolerance = optional(expect, "tolerance")
     if tolerance is not None:
         tol = expect_map(tolerance, "expect.tolerance", "a mapping {rtol, atol}")
-        check_keys(tol, "expect.tolerance", ("rtol", "atol"))
+        check_keys(tol, "expect.tolerance", TOLERANCE)
         if optional(tol, "rtol") is not None:
             rtol = expect_number(tol.get("rtol"), "expect.tolerance.rtol", minimum=0.0)
         if optional(tol, "atol") is not None:
@@ -178,7 +178,7 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
     if train is None:
         raise fail(node, key, "expect.train needs a train section to check")
     block = expect_map(node, key, "a mapping {params, loss}")
-    check_keys(block, key, ("params", "loss"))
+    check_keys(block, key, EXPECT_TRAIN)
     params = {}
     params_node = optional(block, "params")
     if params_node is not None:
@@ -194,7 +194,7 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
         seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
         loss = []
         for item in seq.items:
-            number = number_value(item, finite=False)
+            number = number_value(item, sub(key, "loss"), finite=False)
             if number is None:
                 raise fail(item, sub(key, "loss"), f"expected a number, got {describe(item)}")
             try:

@@ -1,0 +1,55 @@
+"""Every mapping of a spec and its keys, declared once.
+
+The loader checks each mapping against its Section (unknown keys, missing
+required keys) and the JSON Schema builds each object's properties, required
+list and additionalProperties from the same Section, so the two cannot drift.
+"""
+from __future__ import annotations
+
+from gradcli.record import Factory, record
+
+
+@record
+class Section:
+    """The keys one mapping may hold, those it must, and how a missing one is explained."""
+
+    path: str                       # where the mapping sits: "" (top), "inputs.*", "train.clip"
+    keys: tuple[str, ...]
+    required: tuple[str, ...] = ()
+    missing: dict = Factory(dict)   # key -> (message, hint) when it is absent
+
+
+# Every optimizer's hyper-parameters and defaults (None: required). Adam's epsilon is
+# tf.train.AdamOptimizer's (1e-8), whose update rule gradcli uses.
+OPTIMIZERS = {
+    "sgd": {"lr": None},
+    "momentum": {"lr": None, "momentum": 0.9, "nesterov": False},
+    "adam": {"lr": None, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+}
+SOURCES = ("value", "uniform", "normal", "zeros", "ones", "linspace", "load")
+CLIP_KINDS = ("norm", "global_norm", "value")
+
+TOP = Section(
+    "", ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",
+         "register", "override_map", "functions", "stop_gradients", "grad_ys", "unconnected",
+         "train", "expect"),
+    ("inputs", "outputs"),
+    {"inputs": ("a spec needs inputs: the tensors it computes from and differentiates",
+                "add inputs: {x: [1.0, 2.0]}"),
+     "outputs": ("a spec needs at least one output", "add outputs: {y: sum(x * x)}")})
+INPUT = Section("inputs.*", SOURCES + ("shape", "trainable", "dtype", "key"))
+FUNCTION = Section("functions.*", ("args", "forward", "gradient"), ("args", "forward", "gradient"))
+OVERRIDE_ENTRY = Section("override_map[]", ("op", "gradient", "scope"), ("op", "gradient"))
+TRAIN = Section("train", ("loss", "optimizer", "clip", "steps"), ("optimizer",))
+OPTIMIZER = Section("train.optimizer",
+                    ("name", *dict.fromkeys(k for h in OPTIMIZERS.values() for k in h)),
+                    ("name", "lr"),
+                    {"lr": ("missing the required key 'lr' (the learning rate)", None)})
+CLIP = Section("train.clip", CLIP_KINDS)
+EXPECT = Section("expect", ("values", "gradients", "true_gradients", "train", "tolerance",
+                            "finite"))
+EXPECT_TRAIN = Section("expect.train", ("params", "loss"))
+TOLERANCE = Section("expect.tolerance", ("rtol", "atol"))
+
+SECTIONS = (TOP, INPUT, FUNCTION, OVERRIDE_ENTRY, TRAIN, OPTIMIZER, CLIP, EXPECT, EXPECT_TRAIN,
+            TOLERANCE)
