@@ -8,7 +8,7 @@ comma   := ,
 STAMP   := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 DEMO    ?= experiments/ste_sign_quantize_grad.yaml
 
-.PHONY: demo test experiments lint bench clean
+.PHONY: demo test experiments figures lint bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ test: $(STAMP)
 
 experiments: $(STAMP)
 	$(GRADCLI) run --quiet experiments/*.yaml
+
+# The README's figures, from bundled experiments (commit what changes under docs/img/).
+figures: $(STAMP)
+	$(GRADCLI) plot curve experiments/ste_sign_quantize_grad.yaml --output docs/img/curve-ste-sign.png
+	$(GRADCLI) plot train experiments/clip_by_norm_sgd_step.yaml \
+		experiments/clip_by_global_norm_sgd_step.yaml --set train.steps=25 --output docs/img/train-clip.png
 
 lint: $(STAMP)
 	$(PY) -m ruff check gradcli tests bench

@@ -87,15 +87,15 @@ def _check_can_create(shown: str, target: Path) -> None:
         os.unlink(probe)
 
 
-def write_file(target: Path, text: str, shown: str) -> None:
-    """Write text to a target that prepare() accepted."""
+def write_file(target: Path, text: str | bytes, shown: str) -> None:
+    """Write text (or a figure's bytes) to a target that prepare() accepted."""
     try:
         info = os.stat(target)
     except FileNotFoundError:
         info = None
     try:
         if info is not None and not stat.S_ISREG(info.st_mode):
-            with open(target, "w", encoding="utf-8") as handle:  # a device or FIFO: in place
+            with _open(target, text) as handle:  # a device or FIFO: in place
                 handle.write(text)
         else:
             _replace(target, text, info)
@@ -103,13 +103,17 @@ def write_file(target: Path, text: str, shown: str) -> None:
         raise _fail(shown, f"cannot write: {exc.strerror or exc}") from None
 
 
-def _replace(target: Path, text: str, old: os.stat_result | None) -> None:
+def _open(file, text: str | bytes):
+    return open(file, "wb") if isinstance(text, bytes) else open(file, "w", encoding="utf-8")
+
+
+def _replace(target: Path, text: str | bytes, old: os.stat_result | None) -> None:
     """Write a temporary file beside target, give it the mode open() would, rename it over."""
     import tempfile
 
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with _open(fd, text) as handle:
             handle.write(text)
             if old is not None:  # a replaced file keeps its mode and, where allowed, its owner
                 os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))

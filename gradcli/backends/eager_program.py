@@ -266,6 +266,23 @@ class EagerProgram(Program):
 
         return objective
 
+    def output_at(self, feed: dict, output: str):
+        env, _, _ = self.run("true", self._fed(feed))
+        return _plain(np.asarray(self.kit.numpy(env[output])))
+
+    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
+        exp, leaves = self.experiment, self._fed(feed)
+        grads = []
+        for kind in ("overridden", "true"):
+            rows = self.differentiate(kind, [output], [wrt], exp.stop_gradients, leaves, exp.grad_ys)
+            grads.append(self._finish(kind, output, wrt, *rows[output][1][wrt]))
+        return tuple(grads)
+
+    def _fed(self, feed: dict) -> dict:
+        """The leaves with some inputs replaced (an eager framework builds again from them)."""
+        return {**self.leaves, **{name: self.kit.constant(np.asarray(value, self._base[name].dtype))
+                                  for name, value in feed.items()}}
+
     def locate_nonfinite(self, phase: str, tensors: list, leaves: dict | None = None,
                          step: int | None = None) -> list:
         from .eager_nonfinite import locate

@@ -264,6 +264,28 @@ class NumpyProgram(Program):
         return record
 
 
+    def output_at(self, feed: dict, output: str):
+        with self._fed(feed):
+            return gc.evaluate([self.env[output]])[0]
+
+    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
+        grads = [self._grads[kind][output][wrt] for kind in ("overridden", "true")]
+        with self._fed(feed):
+            return tuple(None if g is None else gc.evaluate([g])[0] for g in grads)
+
+    @contextmanager
+    def _fed(self, feed: dict):
+        """The built graph with some inputs assigned new values, restored afterwards."""
+        saved = {name: self.leaves[name].numpy() for name in feed}
+        try:
+            for name, value in feed.items():
+                self.leaves[name].assign(value)
+            yield
+        finally:
+            for name, value in saved.items():
+                self.leaves[name].assign(value)
+
+
 def _first(found: list):
     return found[0] if found else None
 

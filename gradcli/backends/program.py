@@ -101,6 +101,15 @@ class Program:
     def train(self, progress=None) -> TrainRecord:
         raise NotImplementedError
 
+    def output_at(self, feed: dict, output: str):
+        """One output's value with the inputs in feed set to new values of the same shapes
+        (a replay: the curve figure sweeps an input this way)."""
+        raise NotImplementedError
+
+    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
+        """(overridden, true) gradient of output with respect to input wrt, replayed at feed."""
+        raise NotImplementedError
+
     def locate_nonfinite(self, phase: str, tensors: list) -> list[Nonfinite]:
         """Where each non-finite result was born: phase "forward" takes value names,
         "overridden" and "true" take (output, input) pairs."""

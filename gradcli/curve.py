@@ -1,0 +1,141 @@
+"""The data behind the curve figure: one input swept along x, the output's value and gradients.
+
+Every element of the input takes each value of the sweep in turn (the other
+inputs keep theirs); the series are the first output's element 0 and the
+gradients' element 0 -- for an elementwise spec, f(x), f'(x) and the gradient
+used in its place. The spec is built once; each point replays it with a new
+input value (the numpy core assigns a variable; eager frameworks build again).
+Plain numpy arrays out: the plot only draws them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backends
+from .errors import GradcliError
+from .record import record
+
+POINTS = 401
+MAX_POINTS = 100_000
+WIDEN = 0.25  # the default range: the input's own min..max, widened by this share each side
+
+
+@record(frozen=False)
+class Curve:
+    """Four series along one swept input: forward value, true, overridden and numeric derivative."""
+
+    name: str             # the spec's name (the figure's title)
+    backend: str
+    output: str           # the output plotted ("y", or "y[0]" for a tensor)
+    input: str            # the input swept (every element of it takes each x)
+    element: str          # "" for a scalar input, "[0]": the gradient's element plotted
+    x: np.ndarray
+    forward: np.ndarray
+    true: np.ndarray | None        # None where the spec's gradient is None (not connected)
+    overridden: np.ndarray | None
+    numeric: np.ndarray
+
+
+def parse_range(text: str) -> tuple[float, float]:
+    """'-3:3' -> (-3.0, 3.0); a clear error for anything else."""
+    parts = text.split(":")
+    try:
+        lo, hi = (float(p) for p in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        lo = hi = None
+    if lo is None or not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise GradcliError(f"--range must be LOW:HIGH with finite LOW < HIGH (e.g. -3:3), not {text!r}")
+    return lo, hi
+
+
+def default_range(value) -> tuple[float, float]:
+    """The input's own finite min and max, widened so both ends of the interesting part show."""
+    finite = np.asarray(value, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    if finite.size == 0:
+        return -3.0, 3.0
+    lo, hi = float(finite.min()), float(finite.max())
+    span = hi - lo if hi > lo else max(1.0, abs(lo))
+    return lo - WIDEN * span, hi + WIDEN * span
+
+
+def sweepable(experiment, name: str) -> str | None:
+    """Why input name cannot be swept, or None when it can."""
+    spec = experiment.inputs.get(name)
+    if spec is None:
+        return f"the spec has no input {name!r} (inputs: {', '.join(experiment.inputs) or 'none'})"
+    if np.asarray(spec.value).dtype.kind != "f":
+        return f"input {name!r} is not a float tensor; only a float input can be swept"
+    if name not in experiment.wrt:
+        return f"input {name!r} is not in wrt, so the spec computes no gradient for it"
+    if np.size(spec.value) == 0:
+        return f"input {name!r} is empty"
+    return None
+
+
+def first_input(experiment) -> str:
+    """The input swept when none is named: the first one that can be."""
+    for name in experiment.inputs:
+        if sweepable(experiment, name) is None:
+            return name
+    raise GradcliError("the spec has no float input in wrt to sweep; name one with --input")
+
+
+def elementwise_inputs(result) -> list[str]:
+    """The inputs a curve figure suits: float inputs in wrt that the first output's gradient
+    reaches, shaped like the output (elementwise) or feeding a scalar output."""
+    exp = result.experiment
+    out = exp.outputs[0].name
+    shape = np.shape(result.values.get(out))
+    row = result.gradients.get(out, {})
+    return [n for n in exp.inputs if sweepable(exp, n) is None and row.get(n) is not None
+            and row[n].overridden is not None
+            and (shape == () or shape == np.shape(exp.inputs[n].value))]
+
+
+def sweep(experiment, name: str, *, backend: str | None = None, span: tuple | None = None,
+          points: int = POINTS, program=None) -> Curve:
+    """Replay the spec at every point of the sweep; program reuses an already built one."""
+    problem = sweepable(experiment, name)
+    if problem:
+        raise GradcliError(problem)
+    if not 2 <= points <= MAX_POINTS:
+        raise GradcliError(f"--points must be between 2 and {MAX_POINTS}, not {points}")
+    program = program or backends.build(experiment, backend)
+    out = experiment.outputs[0].name
+    base = np.asarray(experiment.inputs[name].value)
+    lo, hi = span or default_range(base)
+    xs = np.linspace(lo, hi, points)
+    weights = experiment.grad_ys.get(out)
+    weights = 1.0 if weights is None else np.asarray(weights, dtype=np.float64)
+    step = 1e-6 if base.dtype == np.float64 else 1e-3  # as the runner's numeric gradients
+
+    def objective(value) -> float:  # what the gradients are of: sum(grad_ys * output)
+        y = np.asarray(program.output_at({name: value}, out), dtype=np.float64)
+        return float(np.sum(weights * y))
+
+    forward, overridden, true, numeric, shape = [], [], [], [], ()
+    with np.errstate(all="ignore"):
+        for t in xs:
+            value = np.full(base.shape, t, dtype=base.dtype)
+            y = program.output_at({name: value}, out)
+            forward.append(_first(y))
+            shape = np.shape(y)
+            over, tru = program.gradients_at({name: value}, out, name)
+            overridden.append(_first(over))
+            true.append(_first(tru))
+            up, down = value.copy(), value.copy()
+            up.flat[0] += step
+            down.flat[0] -= step
+            numeric.append((objective(up) - objective(down)) / (2 * step))
+    return Curve(experiment.name, backend or experiment.backend,
+                 out if shape == () else f"{out}[0]", name, "" if base.ndim == 0 else "[0]",
+                 xs, np.array(forward), _series(true), _series(overridden), np.array(numeric))
+
+
+def _first(value) -> float | None:
+    return None if value is None else float(np.asarray(value, dtype=np.float64).flat[0])
+
+
+def _series(values: list) -> np.ndarray | None:
+    return None if all(v is None for v in values) else np.array(values, dtype=np.float64)

@@ -1,0 +1,73 @@
+"""The straight-through-estimator figure: forward value above, the three derivatives below."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import marks, pyplot
+from .style import BLACK, BLUE, GREEN, VERMILLION, styled
+
+# Where a series' marks sit, in axes coordinates (0 bottom, 1 top), and how they look.
+EDGE = {"+inf": (0.97, "^", True), "above": (0.97, "^", False), "NaN": (0.03, "X", True),
+        "-inf": (0.03, "v", True), "below": (0.03, "v", False)}
+EDGE_TEXT = {"+inf": "+inf", "-inf": "-inf", "NaN": "NaN", "above": "off scale (above)",
+             "below": "off scale (below)"}
+
+
+def curve_figure(curve):
+    """A Figure of a Curve: two stacked axes sharing x; the region where the overridden
+    gradient differs from the true one is shaded; jumps are left open, non-finite and
+    off-scale points are marked at the axes' edge."""
+    plt = pyplot()
+    x = curve.x
+    with styled(plt):
+        fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
+                                          height_ratios=[1, 1.25], layout="constrained")
+        fig.suptitle(curve.name, fontweight="bold")
+        top.set_title(f"{curve.output} along {curve.input} (backend {curve.backend})", fontsize=9.5)
+        top_lims = marks.limits([curve.forward])
+        _series(top, x, curve.forward, f"forward {curve.output}", BLACK, "-", None, top_lims)
+        if top_lims is not None:
+            top.set_ylim(*top_lims)
+        top.set_ylabel(f"{curve.output} (output value)")
+        top.legend(loc="best")
+
+        grad = f"∂{curve.output}/∂{curve.input}{curve.element}"
+        lims = marks.limits([curve.true, curve.overridden]) or marks.limits([curve.numeric])
+        if curve.true is not None and curve.overridden is not None:
+            differ = ~np.isclose(curve.overridden, curve.true, rtol=1e-6, atol=1e-12, equal_nan=True)
+            if differ.any():
+                bottom.fill_between(x, np.nan_to_num(curve.overridden), np.nan_to_num(curve.true),
+                                    where=differ, color=VERMILLION, alpha=0.16, linewidth=0,
+                                    label="overridden ≠ true")
+        for label, y, color, dash, marker in (
+                ("true derivative", curve.true, BLUE, "-", None),
+                ("overridden gradient (used by training)", curve.overridden, VERMILLION, "--", None),
+                ("numeric derivative (central differences)", curve.numeric, GREEN, ":", "o")):
+            if y is not None:
+                _series(bottom, x, y, label, color, dash, marker, lims)
+        if lims is not None:
+            bottom.set_ylim(*lims)
+        bottom.set_ylabel(f"{grad} (gradient)")
+        every = "" if not curve.element else " (every element)"
+        bottom.set_xlabel(f"{curve.input}{every}: input value swept")
+        bottom.legend(loc="best")
+    return fig
+
+
+def _series(ax, x, y, label: str, color: str, dash, marker, lims) -> None:
+    """One series: its line (open at jumps, without off-scale points) and its edge marks."""
+    y = np.asarray(y, dtype=np.float64)
+    hidden = marks.off_scale(y, lims)
+    shown = y.copy()
+    for mask in hidden.values():
+        shown[mask] = np.nan
+    bx, by = marks.broken(x, shown)
+    every = max(1, len(x) // 25)
+    ax.plot(bx, by, color=color, linestyle=dash, label=label, marker=marker, markersize=3.2,
+            markevery=every if marker else None, gid=label)
+    for kind, mask in {**marks.nonfinite(y), **hidden}.items():
+        level, symbol, filled = EDGE[kind]
+        ax.plot(x[mask], np.full(mask.sum(), level), linestyle="none", marker=symbol,
+                markersize=7, color=color, markerfacecolor=color if filled else "white",
+                transform=ax.get_xaxis_transform(), clip_on=False,
+                label=f"{label.split(' (')[0]}: {EDGE_TEXT[kind]}")

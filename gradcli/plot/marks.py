@@ -1,0 +1,88 @@
+"""What a line plot would otherwise hide: jumps, NaN and infinities, values off scale.
+
+Pure numpy, so the rules are testable without drawing: the figure functions
+draw what these return.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+JUMP_SHARE = 0.02   # a step bigger than this share of the series' range may be a jump ...
+JUMP_RATIO = 4.0    # ... when it is this many times the typical step around it
+WINDOW = 3
+
+
+def jumps(y) -> np.ndarray:
+    """One flag per segment (between point i and i+1): the series jumps there, so the
+    segment is not drawn (a vertical line would pretend that the values in between occur)."""
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        steps = np.abs(np.diff(y))
+    finite = np.isfinite(y)
+    if finite.sum() < 2:
+        return np.zeros(max(len(y) - 1, 0), dtype=bool)
+    scale = float(np.max(y[finite]) - np.min(y[finite]))
+    if _flat(float(np.min(y[finite])), float(np.max(y[finite]))):
+        return np.zeros(len(steps), dtype=bool)
+    flags = np.zeros(len(steps), dtype=bool)
+    for i, step in enumerate(steps):
+        if not np.isfinite(step) or step <= JUMP_SHARE * scale:
+            continue
+        around = np.concatenate([steps[max(0, i - WINDOW):i], steps[i + 1:i + 1 + WINDOW]])
+        around = around[np.isfinite(around)]
+        typical = float(np.median(around)) if around.size else 0.0
+        flags[i] = step > JUMP_RATIO * typical
+    return flags
+
+
+def broken(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """x and y with a NaN point inserted inside every jump, which matplotlib leaves undrawn."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    at = np.flatnonzero(jumps(y)) + 1
+    return np.insert(x, at, np.nan), np.insert(y, at, np.nan)
+
+
+def nonfinite(y) -> dict[str, np.ndarray]:
+    """Where the series is NaN, +inf and -inf: {"NaN": mask, "+inf": mask, "-inf": mask},
+    only the kinds present."""
+    y = np.asarray(y, dtype=np.float64)
+    masks = {"NaN": np.isnan(y), "+inf": np.isposinf(y), "-inf": np.isneginf(y)}
+    return {kind: mask for kind, mask in masks.items() if mask.any()}
+
+
+def limits(series, pad: float = 0.08) -> tuple[float, float] | None:
+    """y limits that show every finite value of the given series (padded), or None."""
+    finite = [np.asarray(s, dtype=np.float64) for s in series if s is not None]
+    finite = np.concatenate([s[np.isfinite(s)] for s in finite]) if finite else np.array([])
+    if finite.size == 0:
+        return None
+    lo, hi = float(finite.min()), float(finite.max())
+    if _flat(lo, hi):  # rounding noise around a constant is not worth a scale of 1e-15
+        middle = (lo + hi) / 2
+        return middle - max(1.0, abs(middle)) * 0.5, middle + max(1.0, abs(middle)) * 0.5
+    span = hi - lo
+    return lo - pad * span, hi + pad * span
+
+
+def _flat(lo: float, hi: float) -> bool:
+    """A series whose spread is float rounding (or nothing) around its size: a constant."""
+    return hi - lo <= 1e-9 * max(1.0, abs(lo), abs(hi))
+
+
+def off_scale(y, lims) -> dict[str, np.ndarray]:
+    """Finite values outside the limits: {"above": mask, "below": mask}, only those present."""
+    y = np.asarray(y, dtype=np.float64)
+    if lims is None:
+        return {}
+    with np.errstate(invalid="ignore"):
+        masks = {"above": np.isfinite(y) & (y > lims[1]), "below": np.isfinite(y) & (y < lims[0])}
+    return {kind: mask for kind, mask in masks.items() if mask.any()}
+
+
+def spans_decades(values, decades: float = 2.0) -> bool:
+    """True when the positive finite values span more than this many powers of ten (log scale)."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size < 2 or np.any(v <= 0):
+        return False
+    return bool(np.log10(v.max() / v.min()) > decades)

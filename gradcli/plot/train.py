@@ -1,0 +1,70 @@
+"""Training curves: each quantity (today the loss) against steps, one line per run.
+
+A run is (label, {quantity: {"train": values per step, "test": values or None}});
+metrics and a test part arrive with training on data and plug in as more
+quantities (train solid, test dashed).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import marks, pyplot
+from .style import line_style, styled
+
+
+def loss_series(record) -> list:
+    """The loss before each step and, as the last point, after the final step."""
+    final = [] if record.final_loss is None else [record.final_loss]
+    return [*record.loss, *final]
+
+
+def training_runs(runs: list, *, several_specs: bool) -> list:
+    """(label, series) per (experiment, backend, Result): labelled by spec, backend or both."""
+    from ..errors import GradcliError
+    found = []
+    for exp, backend, result in runs:
+        if result.train is None:
+            raise GradcliError(f"{exp.path}: the spec has no train: block, so there is no "
+                               "training to plot")
+        label = " · ".join([exp.name] * several_specs + [result.backend] * (backend is not None))
+        found.append((label or exp.name, {f"loss ({exp.train.loss})": {
+            "train": loss_series(result.train)}}))
+    return found
+
+
+def train_figure(title: str, runs: list, units: dict | None = None):
+    """A Figure with one axes per quantity, steps along x; log y when a quantity spans more
+    than two decades; a non-finite step is marked at the axes' bottom edge."""
+    plt = pyplot()
+    quantities = list(dict.fromkeys(q for _, series in runs for q in series))
+    units = units or {}
+    with styled(plt):
+        fig, axes = plt.subplots(len(quantities), 1, sharex=True, squeeze=False, layout="constrained",
+                                 figsize=(7.2, 2.2 + 2.4 * len(quantities)))
+        fig.suptitle(title, fontweight="bold")
+        for ax, quantity in zip(axes[:, 0], quantities):
+            every = []
+            for i, (label, series) in enumerate(runs):
+                style = line_style(i)
+                for part, dash in (("train", style["linestyle"]), ("test", "--")):
+                    values = series.get(quantity, {}).get(part)
+                    if values is None:
+                        continue
+                    y = np.asarray(values, dtype=np.float64)
+                    every.append(y)
+                    name = label if part == "train" else f"{label} (test)"
+                    ax.plot(np.arange(len(y)), y, color=style["color"], linestyle=dash,
+                            marker=style["marker"], markersize=4,
+                            markevery=max(1, len(y) // 20), label=name, gid=f"{quantity}:{name}")
+                    bad = ~np.isfinite(y)
+                    if bad.any():
+                        ax.plot(np.flatnonzero(bad), np.full(bad.sum(), 0.03), linestyle="none",
+                                marker="X", markersize=7, color=style["color"], clip_on=False,
+                                transform=ax.get_xaxis_transform(), label=f"{name}: not finite")
+            if every and marks.spans_decades(np.concatenate(every)):
+                ax.set_yscale("log")
+            ax.set_ylabel(units.get(quantity, quantity))
+            ax.legend(loc="best")
+        axes[-1, 0].set_xlabel("training step (optimizer updates before the value)")
+        axes[-1, 0].xaxis.get_major_locator().set_params(integer=True)
+    return fig

@@ -1,0 +1,167 @@
+"""gradcli report: one self-contained HTML page; spec text escaped; opened in a real browser."""
+import base64
+import html
+import re
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradcli.cli import cli
+
+ROOT = Path(__file__).parent.parent.parent
+STE = str(ROOT / "experiments" / "ste_sign_quantize_grad.yaml")
+CLIP = str(ROOT / "experiments" / "clip_by_norm_sgd_step.yaml")
+EVIL = "<script>alert(1)</script>"
+EVIL_SPEC = f"""
+name: "{EVIL}"
+description: "<img src=x onerror=alert(2)> & <b>bold</b>"
+inputs: {{x: [1.0, -2.0]}}
+outputs:
+  y: x * x
+"""
+BIG_SPEC = "name: big\ninputs: {x: {uniform: [-1, 1], shape: [100]}}\noutputs:\n  y: tanh(x)\n"
+
+
+def write_report(tmp_path, *specs) -> tuple[int, str, str]:
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", *map(str, specs), "--output", str(out)])
+    return result.exit_code, result.stderr, out.read_text(encoding="utf-8") if out.exists() else ""
+
+
+def images(page: str) -> list[bytes]:
+    return [base64.b64decode(m) for m in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)]
+
+
+def test_the_page_is_self_contained_with_every_part(tmp_path):
+    code, err, page = write_report(tmp_path, STE, CLIP)
+    assert code == 0, err
+    assert "<script" not in page and "<link" not in page and "http://" not in page.replace(
+        "http://www.w3.org", "")  # nothing fetched: no script, stylesheet or remote URL
+    assert re.findall(r"<img [^>]*src=\"([a-z]+):", page) == ["data"] * len(images(page))
+    # STE: a curve for x and w (y is a scalar); CLIP: the training curve and curves for w, x
+    assert len(images(page)) == 2 + 3
+    for svg in images(page):
+        assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
+    for text in ("backend <b>numpy</b>", "float64", "seed 0", "override <code>sign</code> → "
+                 "<code>QuantizeGrad</code>: 1 op", "gradients of y", "overridden (o) vs true (t)",
+                 "training (1 steps, loss loss)", "expect: passed", "<caption>values</caption>"):
+        assert text in page, text
+    # the STE's overridden gradient of x, element [1] (2 where the true one is 0), is flagged
+    assert '<td class="differs">2</td>' in page
+
+
+def test_long_tensors_are_summarized_as_in_the_terminal(tmp_path):
+    spec = tmp_path / "big.yaml"
+    spec.write_text(BIG_SPEC)
+    code, err, page = write_report(tmp_path, spec)
+    assert code == 0, err
+    assert re.search(r"<td class=\"\">min -?[0-9.]+ +max [0-9.]+ +mean -?[0-9.e-]+</td>", page)
+    assert ">norm<" in page and ">mean<" in page
+    assert page.count("<tr>") < 40  # not 100 rows per tensor
+
+
+def test_a_spec_cannot_inject_markup(tmp_path):
+    spec = tmp_path / "evil.yaml"
+    spec.write_text(EVIL_SPEC)
+    code, err, page = write_report(tmp_path, spec)
+    assert code == 0, err
+    assert "<script" not in page and "onerror=alert" not in page.replace(
+        "onerror=alert(2)&gt;", "")
+    assert html.escape(EVIL) in page
+    assert "&lt;img src=x onerror=alert(2)&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in page
+    assert "script-src" not in page and "default-src 'none'" in page  # CSP: no script at all
+
+
+def test_non_finite_values_get_their_note(tmp_path):
+    spec = tmp_path / "log.yaml"
+    spec.write_text("name: logs\ninputs: {x: [0.0, 1.0]}\noutputs:\n  y: log(x)\n")
+    code, err, page = write_report(tmp_path, spec)
+    assert code == 0, err
+    assert "<h3>non-finite values</h3>" in page
+    note = page.split("<h3>non-finite values</h3>")[1].split("</pre>")[0]
+    assert "-inf" in note and "log(x)" in note
+    assert '<td class="bad">[-inf,' in page and '<td class="bad">∞</td>' in page  # tables mark it
+
+
+def test_a_bad_spec_is_reported_in_the_page_and_the_others_still_run(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ninputs: {x: 1.0}\noutputs:\n  y: nosuchop(x)\n")
+    code, err, page = write_report(tmp_path, bad, STE)
+    assert code == 2
+    assert "nosuchop" in err and 'class="error"' in page and "ste-sign-quantize-grad" in page
+
+
+# ----- in a real browser: headless Chromium, network off, file:// -----
+def browser() -> str | None:
+    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")
+                 if shutil.which(b)), None)
+
+
+def chromium(url: str, *extra: str) -> subprocess.CompletedProcess:
+    profile = tempfile.mkdtemp(prefix="gradcli-chromium-")
+    try:
+        return subprocess.run(
+            [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+             f"--user-data-dir={profile}", "--proxy-server=http://127.0.0.1:9",  # every fetch fails
+             "--proxy-bypass-list=<-loopback>", "--enable-logging=stderr", "--v=0",
+             "--allow-file-access-from-files", "--virtual-time-budget=5000", *extra, url],
+            capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+HARNESS = """<!DOCTYPE html><html><body><iframe id="r" src="report.html" width="1200" height="900">
+</iframe><pre id="out">pending</pre><script>
+document.getElementById('r').addEventListener('load', () => {
+  const d = document.getElementById('r').contentDocument;
+  const imgs = [...d.images];
+  const ok = imgs.filter(i => i.complete && i.naturalWidth > 0 && i.naturalHeight > 0).length;
+  document.getElementById('out').textContent = 'images ' + imgs.length + ' loaded ' + ok +
+    ' tables ' + d.querySelectorAll('table').length + ' scripts ' + d.scripts.length +
+    ' title ' + JSON.stringify(d.querySelector('h2') && d.querySelector('h2').textContent);
+});
+</script></body></html>"""
+
+
+@pytest.fixture
+def real_browser():
+    if browser() is None:
+        pytest.skip("no Chromium could be installed on this machine (.ci/run installs Debian's "
+                    "chromium when it can): the browser test cannot run")
+    return browser()
+
+
+def rendered(tmp_path, *specs) -> tuple[str, str]:
+    """(the harness's findings, the browser's console lines) for the report of specs."""
+    code, err, _ = write_report(tmp_path, *specs)
+    assert code == 0, err
+    (tmp_path / "harness.html").write_text(HARNESS)
+    shot = tmp_path / "shot.png"
+    direct = chromium((tmp_path / "report.html").as_uri(), f"--screenshot={shot}",
+                      "--window-size=1200,3000")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    console = [line for line in direct.stderr.splitlines() if "CONSOLE" in line]
+    found = chromium((tmp_path / "harness.html").as_uri(), "--dump-dom")
+    out = re.search(r'<pre id="out">([^<]*)</pre>', found.stdout)
+    return html.unescape(out.group(1)) if out else found.stdout[-2000:], "\n".join(console)
+
+
+def test_the_browser_renders_every_figure_and_table_offline(tmp_path, real_browser):
+    findings, console = rendered(tmp_path, STE, CLIP)
+    assert findings.startswith("images 5 loaded 5 tables 7 scripts 0"), findings
+    assert console == ""
+
+
+def test_in_the_browser_a_spec_named_script_runs_nothing(tmp_path, real_browser):
+    spec = tmp_path / "evil.yaml"
+    spec.write_text(EVIL_SPEC)
+    findings, console = rendered(tmp_path, spec)
+    assert "scripts 0" in findings, findings
+    assert f"title {EVIL!r}".replace("'", '"') in findings  # shown as text
+    assert "alert" not in console and console == ""
