@@ -140,6 +140,29 @@ def _progress(err: Console, quiet: bool):
                                                            console=err, transient=True)
 
 
+def _known_backend(name: str) -> str:
+    from .backends import NAMES
+
+    if name not in NAMES:
+        from .spec.fields import did_you_mean
+
+        hint = did_you_mean(name, NAMES)
+        raise click.BadParameter(f"unknown backend {printable(name)!r}"
+                                 + (f" ({hint})" if hint else "") + f"; choose from {', '.join(NAMES)}")
+    return name
+
+
+def _backend_option(ctx, param, value: str | None) -> str | None:
+    return None if value is None else _known_backend(value.strip())
+
+
+def _backends_option(ctx, param, value: str | None) -> list[str] | None:
+    """--backends B1,B2,...: checked before anything runs, so a typo costs no run."""
+    if value is None:
+        return None
+    return [_known_backend(b.strip()) for b in value.split(",") if b.strip()]
+
+
 def _memory_size(ctx, param, value):
     if value is None:
         return None
@@ -172,16 +195,21 @@ def cli() -> None:
 
 @cli.command()
 @spec_paths
-@click.option("--backend", default=None, help="Run on this backend instead of the spec's "
-              "(numpy, torch, jax, tensorflow).")
+@click.option("--backend", default=None, callback=_backend_option,
+              help="Run on this backend instead of the spec's (numpy, torch, jax, tensorflow).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Change a spec key, e.g. --set inputs.x=[1,2,3] --set train.steps=5 (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table for people; json (one document on stdout), markdown or csv for tools.")
 @click.option("--output", default=None, metavar="FILE",
               help="Write the output to this file instead of stdout (tables as plain text). A "
-                   "regular file is replaced atomically; a read-only file or the spec is refused.")
-@click.option("--quiet", "-q", is_flag=True, help="One line per spec: passed, FAILED or ran.")
+                   "regular file is replaced atomically; a read-only file, the spec or a "
+                   "missing folder is refused (no folders are created).")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Instead of the tables, one line per spec on stderr (passed, FAILED or ran), "
+                   "never wrapped, and a count. Only the table format has a quiet form: json, "
+                   "markdown and csv are always whole. Not with --output (the tables would "
+                   "have nowhere to go).")
 @click.option("--strict", is_flag=True, help="Treat lint warnings (unused overrides) as errors.")
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
 @max_memory
@@ -192,6 +220,9 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     Every spec runs even when another fails. Exit 2 when a spec is bad or its
     backend missing, else 1 when an expect block is not met, else 0.
     """
+    if quiet and fmt == "table" and output is not None:
+        raise GradcliError("--quiet prints one line per spec on stderr instead of the tables, so "
+                           "--output would get nothing: drop one of them (or use --format json)")
     target = None if output is None else outputs.prepare(output, specs)
     out, err = _consoles(quiet=quiet and fmt == "table")
     tables_file = _file_console() if fmt == "table" and target is not None else None
@@ -213,7 +244,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
         else:
             outputs.write_file(target, text, output)
     if quiet and fmt == "table":
-        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))))
+        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))), soft_wrap=True)
     raise SystemExit(_worst(o.exit_code for o in outcomes))
 
 
@@ -223,10 +254,10 @@ def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool)
             out.print(_error_line(outcome.message))
         return
     if quiet:
-        err.print(render.quiet_line(outcome))
-    if not quiet or to_file:
-        for part in render.result_renderables(outcome):
-            out.print(part)
+        err.print(render.quiet_line(outcome), soft_wrap=True)  # one line each, for grep
+        return
+    for part in render.result_renderables(outcome):
+        out.print(part)
 
 
 def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | None:
@@ -234,18 +265,22 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
     if fmt == "json":
         return render.json_text([render.error_doc(o.path, o.message, o.exit_code)
                                  if isinstance(o, Failure) else o for o in outcomes]) + "\n"
+    from . import render_formats as formats
+
     if fmt == "markdown":
-        return "\n".join(render.markdown_error(o.path, o.message) if isinstance(o, Failure)
-                         else render.to_markdown(o) for o in outcomes)
+        return "\n".join(formats.markdown_error(o.path, o.message) if isinstance(o, Failure)
+                         else formats.to_markdown(o) for o in outcomes)
     if fmt == "csv":
-        return render.to_csv([o for o in outcomes if not isinstance(o, Failure)])
+        return formats.to_csv([render.error_doc(o.path, o.message, o.exit_code)
+                               if isinstance(o, Failure) else o for o in outcomes])
     return None if tables_file is None else tables_file.file.getvalue()
 
 
 @cli.command()
 @spec_paths
-@click.option("--backends", default=None, metavar="B1,B2,...",
-              help="Run one spec on several backends, one column each (e.g. numpy,torch).")
+@click.option("--backends", default=None, metavar="B1,B2,...", callback=_backends_option,
+              help="Run each spec on these backends, one column each (e.g. numpy,torch); "
+                   "several specs are each compared across the backends on their own.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
 @click.option("--tolerance", type=float, default=None,
               help="Exit 1 when any gradient, training loss or final parameter differs from the "
@@ -255,40 +290,40 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
 @max_memory
 @reports_errors
 def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
-    """Put the overridden gradients and training of several SPECs (or backends) side by side."""
+    """Put the overridden gradients and training of several SPECs (or backends) side by side.
+
+    Without --backends the SPECs are compared with each other, the first the
+    reference; with it, each SPEC across the backends, and every SPEC must agree.
+    A run that does not train shows "not trained" and does not fail training.
+    """
     out, err = _consoles()
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
     loaded = [_attempt(p, lambda p=p: _load_one(p, overrides, False, err), err) for p in specs]
     _require_all(loaded, specs)
-    if backends:
-        names = [b.strip() for b in backends.split(",") if b.strip()]
-        runs = [(f"{exp.name} [{b}]" if len(loaded) > 1 else b, exp, b)
-                for exp in loaded for b in names]
-    else:
-        runs = [(exp.name, exp, None) for exp in loaded]
-    if len(runs) < 2:
+    if backends:  # each spec against itself on every backend, on its own
+        groups = [[(b, exp, b) for b in backends] for exp in loaded]
+    else:  # the specs against each other, the first the reference
+        groups = [[(exp.name, exp, None) for exp in loaded]]
+    if any(len(group) < 2 for group in groups):
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
-    labels = [label for label, _, _ in runs]
-    results = [_attempt(label, lambda exp=exp, b=b: runner.run(exp, backend=b,
-                                                                   max_memory=max_memory), err)
-               for label, exp, b in runs]
-    _require_all(results, labels)
-    rows, gradients_ok = runner.compare(results, tolerance, labels)
-    train_rows, training_ok = runner.compare_training(results, tolerance, rows)
-    ok = gradients_ok and training_ok
+    runs = [run for group in groups for run in group]
+    names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
+    results = [_attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b,
+                                                              max_memory=max_memory), err)
+               for name, (_, exp, b) in zip(names, runs)]
+    _require_all(results, names)
+    done = iter(results)
+    comparisons = [runner.comparison([next(done) for _ in group], [label for label, _, _ in group],
+                                     tolerance) for group in groups]
     from . import render_compare as layout
 
     if fmt == "json":
-        outputs.write_stdout(layout.comparison_json(labels, tolerance, ok, rows, train_rows) + "\n")
+        outputs.write_stdout(layout.comparison_json(comparisons, tolerance) + "\n")
     else:
-        out.print(layout.comparison_table(labels, rows, tolerance))
-        for part in (layout.training_comparison_table(labels, train_rows, tolerance),
-                     layout.convention_notes(labels, results, rows),
-                     layout.loss_table(labels, results)):
-            if part is not None:
-                out.print(part)
-    raise SystemExit(0 if ok else 1)
+        for part in layout.comparison_renderables(comparisons, tolerance):
+            out.print(part)
+    raise SystemExit(0 if all(c.ok for c in comparisons) else 1)
 
 
 def _require_all(outcomes: list, names: list) -> None:
