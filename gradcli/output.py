@@ -6,7 +6,8 @@ temporary file renamed over it, so Ctrl-C or a crash never leaves half a
 file); anything else that already exists is treated as `open(path, "w")`
 would treat it: a device or FIFO is written in place, a symlink is followed.
 What `open()` would only do by force is refused: a read-only file (even for
-root), a directory, and the spec being run.
+root), a directory, the spec being run, and a file in a folder that does not
+exist (no folders are created).
 """
 from __future__ import annotations
 
@@ -66,10 +67,11 @@ def prepare(path_text: str, specs=()) -> Path:
 
 
 def _check_can_create(shown: str, target: Path) -> None:
-    """A temporary file can be made beside target (or in its nearest existing folder)."""
+    """A temporary file can be made beside target, in a folder that exists: like a shell's
+    `>`, --output creates no folders (a typo in a folder name should not become one)."""
     folder = target.parent
-    while not folder.exists():
-        folder = folder.parent
+    if not folder.exists():
+        raise _fail(shown, f"the folder {printable(folder)} does not exist; create it first")
     if not folder.is_dir():
         raise _fail(shown, f"{printable(folder)} is not a directory")
     import tempfile
@@ -109,7 +111,6 @@ def _replace(target: Path, text: str | bytes, old: os.stat_result | None) -> Non
     """Write a temporary file beside target, give it the mode open() would, rename it over."""
     import tempfile
 
-    target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with _open(fd, text) as handle:

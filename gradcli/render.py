@@ -1,4 +1,4 @@
-"""Turn Results into what people read: rich tables, JSON, markdown and CSV.
+"""Turn Results into what people read: rich tables and JSON (markdown and CSV: render_formats).
 
 Nothing here computes a gradient; it only lays out what the runner found.
 """
@@ -202,7 +202,8 @@ def _close(a: float, b: float) -> bool:
 
 def summary_table(result) -> Table:
     table = _table("overridden vs true")
-    table.caption = "o overridden, t true, n numeric (projected when directional)"
+    table.caption = ("o overridden, t true, n numeric (projected when directional); signs agree "
+                     "counts the elements where neither o nor t is NaN (NaN: there are none)")
     table.caption_justify = "left"
     for column in ("output/input", "cos(o,t)", "max|o−t|", "‖o‖", "‖t‖", "signs agree",
                    "max|n−t|"):
@@ -258,7 +259,14 @@ def result_renderables(result) -> list:
                           style="dim"))
     if result.nonfinite:
         parts.append(nonfinite_note(result.nonfinite))
+    if result.warnings:
+        parts.append(warnings_text(result.warnings))
     return [p for p in parts if p is not None]
+
+
+def warnings_text(warnings) -> Text:
+    """The run's warnings (an override that matched nothing, a loss summed), one per line."""
+    return Text("\n".join(f"warning: {printable(w)}" for w in warnings), style="yellow")
 
 
 # ----- non-finite provenance -----
@@ -310,57 +318,3 @@ def quiet_summary(results, errors: int) -> str:
     if errors:
         parts.append(f"{errors} error{'s' if errors != 1 else ''}")
     return ", ".join(parts)
-
-
-# ----- markdown and CSV -----
-def to_markdown(result) -> str:
-    exp = result.experiment
-    lines = [f"## {printable(exp.name)}", "", printable(exp.description or ""), "",
-             f"backend `{result.backend}` · `{exp.dtype}` · seed {exp.seed}", ""]
-    for out, row in result.gradients.items():
-        lines += [f"### gradients of `{printable(out)}`", "",
-                  "| input | overridden | true | numeric |", "|---|---|---|---|"]
-        for name, r in row.items():
-            lines.append(f"| `{_md_cell(name)}` | {_md(r.overridden)} | {_md(r.true)} | "
-                         f"{_md(r.numeric)} |")
-        lines.append("")
-    if result.expect is not None:
-        lines.append("expect: " + ("passed" if result.expect.passed else
-                                   "FAILED: " + printable("; ".join(result.expect.failures))))
-    return "\n".join(lines) + "\n"
-
-
-def markdown_error(path, message: str) -> str:
-    """The markdown section of a spec that could not run."""
-    return f"## {printable(path)}\n\nerror: {printable(message)}\n"
-
-
-def _md_cell(text) -> str:
-    return printable(text).replace("|", "\\|")  # a bare | would end the cell
-
-
-def _md(value) -> str:
-    import json
-
-    return "None" if value is None else json.dumps(jsonable(value))
-
-
-def to_csv(results) -> str:
-    import csv
-    import io
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["experiment", "backend", "output", "input", "index", "overridden", "true",
-                     "numeric"])
-    for result in results:
-        for out, row in result.gradients.items():
-            for name, r in row.items():
-                cols = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64))
-                        for c in (r.overridden, r.true, r.numeric)]
-                size = max((c.size for c in cols if c is not None), default=0)
-                for k in range(size):
-                    writer.writerow([printable(result.experiment.name), result.backend,
-                                     printable(out), printable(name), k,
-                                     *("" if c is None else repr(float(c[k])) for c in cols)])
-    return buffer.getvalue()

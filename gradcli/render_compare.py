@@ -12,18 +12,44 @@ from .printable import printable
 from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
 
 
-def comparison_json(labels: list[str], tolerance: float | None, ok: bool, rows, train_rows) -> str:
-    """compare --format json: the runs, each gradient row and each training quantity."""
+def comparison_json(comparisons: list, tolerance: float | None) -> str:
+    """compare --format json: the runs, each gradient row and each training quantity. Several
+    specs compared across backends give one such document per spec, under "comparisons"."""
     import json
 
-    doc = {"runs": labels, "tolerance": tolerance, "within_tolerance": ok,
-           "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
-                     "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
-                     "notes": r.notes} for r in rows],
-           "train": [{"quantity": r.quantity, "values": jsonable(r.values),
-                      "max_diff": jsonable(r.max_diff), "within": r.within, "notes": r.notes}
-                     for r in train_rows]}
+    if len(comparisons) == 1:
+        doc = {"tolerance": tolerance, **_comparison_doc(comparisons[0])}
+    else:
+        doc = {"tolerance": tolerance, "within_tolerance": all(c.ok for c in comparisons),
+               "comparisons": [{"spec": c.results[0].experiment.name,
+                                "path": str(c.results[0].experiment.path), **_comparison_doc(c)}
+                               for c in comparisons]}
     return json.dumps(doc, indent=2, allow_nan=False)
+
+
+def _comparison_doc(c) -> dict:
+    return {"runs": c.labels, "within_tolerance": c.ok,
+            "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
+                      "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
+                      "notes": r.notes} for r in c.rows],
+            "train": [{"quantity": r.quantity, "values": jsonable(r.values),
+                       "max_diff": jsonable(r.max_diff), "within": r.within, "notes": r.notes}
+                      for r in c.train_rows]}
+
+
+def comparison_renderables(comparisons: list, tolerance: float | None) -> list:
+    """The tables of each comparison; with several (specs across backends) each is headed by
+    the spec it compares."""
+    parts = []
+    for c in comparisons:
+        if len(comparisons) > 1:
+            exp = c.results[0].experiment
+            parts.append(Text.assemble(("spec ", "bold"), spec_text(exp.name, "bold"),
+                                       spec_text(f" ({exp.path}) across backends", "dim")))
+        parts += [comparison_table(c.labels, c.rows, tolerance),
+                  training_comparison_table(c.labels, c.train_rows, tolerance),
+                  convention_notes(c.labels, c.results, c.rows), loss_table(c.labels, c.results)]
+    return [p for p in parts if p is not None]
 
 
 def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
@@ -47,6 +73,8 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
             for a in arrays:
                 if a is None:
                     cells.append(number_text(None))
+                elif k is not None and k >= a.size:  # a smaller shape than another run's
+                    cells.append(Text(""))
                 elif k is None:
                     cells.append(Text(f"‖·‖ {np.sqrt(np.sum(a * a)):.6g}"))
                 else:
@@ -62,6 +90,8 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
 
 
 def _verdict(row) -> Text:
+    if row.within is None:  # nothing to compare with: one run alone trained
+        return Text("—", style="dim")
     if row.within:
         return Text("ok", style="green")
     if row.notes:
@@ -110,7 +140,8 @@ def training_comparison_table(labels: list[str], rows, tolerance: float | None) 
     if tolerance is not None:
         table.add_column(f"≤ {tolerance:g}")
     for row in rows:
-        cells = [number_text(None) if v is None else _brief(np.asarray(v, dtype=np.float64))
+        cells = [Text(v, style="dim") if isinstance(v, str)  # NOT_TRAINED
+                 else number_text(None) if v is None else _brief(np.asarray(v, dtype=np.float64))
                  for v in row.values]
         verdict = [] if tolerance is None else [_verdict(row)]
         table.add_row(spec_text(row.quantity), *cells, number_text(row.max_diff), *verdict)

@@ -154,14 +154,22 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
         else:
             cosine = float(np.clip(np.dot(o, t) / (no * nt), -1.0, 1.0))
         diff = max_gap(o, t)
-        same_sign = (np.sign(o) == np.sign(t)) | (np.isnan(o) & np.isnan(t))  # NaN agrees with NaN
-        agree = float(np.mean(same_sign)) if o.size else 1.0
+        agree = sign_agreement(o, t)
     summary = Summary(cosine, diff, no, nt, agree)
     if numeric is not None:
         reference = (directional_projection(true, DIRECTIONS, seed) if numeric_kind == "directional"
                      else true)
         summary.numeric_max_abs_diff = max_gap(numeric, reference)
     return summary
+
+
+def sign_agreement(o: np.ndarray, t: np.ndarray) -> float:
+    """The share of elements whose signs agree, among those where neither side is NaN (a NaN
+    has no sign); NaN when there is no such element, 1.0 for empty gradients."""
+    if not o.size:
+        return 1.0
+    signed = ~(np.isnan(o) | np.isnan(t))
+    return float(np.mean(np.sign(o[signed]) == np.sign(t[signed]))) if signed.any() else math.nan
 
 
 def elementwise_gap(a, b) -> np.ndarray:
@@ -257,13 +265,32 @@ class TrainingComparisonRow:
     """One training quantity (the loss per step, the final loss, a final parameter) across runs."""
 
     quantity: str            # "loss", "final_loss" or "params.<name>"
-    values: list             # one per run, None where that run did not train or lacks it
+    values: list             # one per run: NOT_TRAINED, or None where that run lacks it
     max_diff: float | None
     within: bool | None
     notes: list = Factory(list)
 
 
+NOT_TRAINED = "not trained"  # a training value of a run that has no train block
 FLOAT32_ROUNDING = 2e-5  # relative gap two float32 kernels may differ by
+
+
+@record(frozen=False)
+class Comparison:
+    """Runs lined up against the first: gradient rows, training rows and their verdict."""
+
+    labels: list[str]
+    results: list
+    rows: list[ComparisonRow]
+    train_rows: list[TrainingComparisonRow]
+    ok: bool
+
+
+def comparison(results: list, labels: list[str], tolerance: float | None) -> Comparison:
+    """compare and compare_training together; ok only when both agree."""
+    rows, gradients_ok = compare(results, tolerance, labels)
+    train_rows, training_ok = compare_training(results, tolerance, rows)
+    return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok)
 
 
 def compare(results: list, tolerance: float | None = None,
@@ -298,26 +325,31 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
     """Line up what training produced (losses, final parameters) under the same tolerance.
 
     Training consumes the loss's gradients, so a gradient difference that a
-    convention excuses (rows of the training loss) excuses training too.
+    convention excuses (rows of the training loss) excuses training too. A run
+    that does not train shows NOT_TRAINED and is left out of the verdict: the
+    runs that trained are compared with each other (the first of them is the
+    reference).
     """
-    trained = [r.train for r in results]
-    if all(t is None for t in trained):
+    trained = [r.train for r in results if r.train is not None]
+    if not trained:
         return [], True
-    float32 = any(r.experiment.dtype == "float32" for r in results)
+    float32 = any(r.experiment.dtype == "float32" for r in results if r.train is not None)
     losses = {r.experiment.train.loss for r in results if r.train is not None}
     excuses = list(dict.fromkeys(note for row in rows if row.output in losses and not row.within
                                  for note in row.notes))
-    names = dict.fromkeys(n for t in trained if t is not None for n in t.final)
+    names = dict.fromkeys(n for t in trained for n in t.final)
     quantities = [("loss", lambda t: t.loss), ("final_loss", lambda t: t.final_loss),
                   *((f"params.{n}", lambda t, n=n: t.final.get(n)) for n in names)]
     out, ok = [], True
     for quantity, pick in quantities:
-        values = [None if t is None else pick(t) for t in trained]
-        max_diff, within = _agreement(values, tolerance, float32)
+        values = [pick(t) for t in trained]
+        max_diff, within = (None, None) if len(values) < 2 else _agreement(values, tolerance, float32)
         if within is not None:
             ok = ok and (within or bool(excuses))
-        out.append(TrainingComparisonRow(quantity, values, max_diff, within,
-                                         excuses if within is False else []))
+        placed = iter(values)  # back in every run's column
+        out.append(TrainingComparisonRow(
+            quantity, [NOT_TRAINED if r.train is None else next(placed) for r in results],
+            max_diff, within, excuses if within is False else []))
     return out, ok
 
 

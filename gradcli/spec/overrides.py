@@ -2,12 +2,14 @@
 
 The value is parsed as YAML, so `inputs.x=[1,2,3]` sets a list; its nodes keep
 the --set text as their source, so an error in it is reported as `--set KEY`.
-Integer path parts index lists (`expect.train.loss.0=1.5`).
+Integer path parts index lists (`expect.train.loss.0=1.5`). An override_map
+key is matched as the spec's op types are (`override_map.sign` replaces `Sign:`).
 """
 from __future__ import annotations
 
 from gradcli.errors import SpecError
 from gradcli.spec.document import Map, Mark, Scalar, Seq, Source, YNode, compose
+from gradcli.spec.gradients import normalize_op
 
 
 def apply_overrides(root: Map, overrides) -> Map:
@@ -40,6 +42,8 @@ def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
         node = Map({}, Mark(source, 0, 0, 1), 1)
     if isinstance(node, Map):
         items = dict(node.items)
+        if depth == 1 and source.set_key.split(".")[0].strip() == "override_map":
+            part = _op_key(items, part)
         key_node, child = items.get(part, (None, None))
         if key_node is None:
             key_node = Scalar(part, part, "str", None, Mark(source, 0, 0, 1), 0)
@@ -59,3 +63,9 @@ def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
         return Seq(tuple(items), node.mark, node.size)
     raise SpecError(f"{prefix} is a single value, so it has no key {part!r}",
                     key=f"--set {here}")
+
+
+def _op_key(items: dict, part: str) -> str:
+    """The override_map key already naming op `part` (Sign for sign), else `part` itself:
+    two keys for one op would be refused as an op overridden twice."""
+    return next((key for key in items if normalize_op(key) == normalize_op(part)), part)

@@ -66,6 +66,7 @@ def test_a_failed_expectation_exits_1_and_says_what_differed(tmp_path):
 
 def test_output_file_is_written_whole(tmp_path):
     target = tmp_path / "out" / "result.json"
+    target.parent.mkdir()  # --output creates no folders (test_cli_arguments)
     result = invoke("run", CLIP, "--format", "json", "--output", str(target))
     assert result.exit_code == 0
     doc = json.loads(target.read_text())
@@ -80,9 +81,9 @@ def test_markdown_and_csv(tmp_path):
     assert md.exit_code == 0 and "### gradients of `y`" in md.stdout
     csv_out = invoke("run", STE, "--format", "csv")
     lines = csv_out.stdout.strip().splitlines()
-    assert lines[0].startswith("experiment,backend,output,input,index")
-    assert len(lines) == 1 + 14
-    assert "ste-sign-quantize-grad,numpy,y,x,1,2.0,0.0," in csv_out.stdout
+    assert lines[0] == "experiment,backend,section,output,input,step,kind,element,value"
+    assert "ste-sign-quantize-grad,numpy,gradients,y,x,,overridden,[1],2.0" in lines
+    assert "ste-sign-quantize-grad,numpy,gradients,y,x,,true,[1],0.0" in lines
 
 
 @pytest.mark.parametrize("text, where, phrase", [

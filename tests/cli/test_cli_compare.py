@@ -115,10 +115,14 @@ def test_a_convention_that_excuses_the_loss_gradient_excuses_training():
     assert by["params.w"].notes == ["b: b splits tied gradients"] and by["loss"].notes == []
 
 
-def test_training_on_only_one_side_differs():
+def test_a_run_that_does_not_train_is_left_out_of_the_training_verdict():
     a = made("a", [1.0], train=trained([3.0], [0.5]))
-    _, ok = runner.compare_training([a, made("b", [1.0])], 1.0, [])
-    assert ok is False
+    rows, ok = runner.compare_training([made("b", [1.0]), a], 1.0, [])
+    assert ok is True
+    assert all(r.values[0] == runner.NOT_TRAINED and r.within is None for r in rows)
+    c = made("c", [1.0], train=trained([3.0], [2.5]))  # the trained runs still meet each other
+    rows, ok = runner.compare_training([made("b", [1.0]), a, c], 1.0, [])
+    assert ok is False and {r.quantity: r for r in rows}["params.w"].max_diff == 2.0
 
 
 SPEC = "inputs:\n  x: [1.0, -1.0]\noutputs:\n  y: {}\n"

@@ -37,7 +37,8 @@ def test_a_bad_spec_does_not_silence_the_good_ones(specs):
     assert doc[1]["path"] == bad and doc[1]["exit_code"] == 2 and "sine" in doc[1]["error"]
     assert doc[0]["values"]["y"] == 5.0 and doc[2]["values"]["y"] == 5.0
     csv_lines = invoke("run", a, bad, c, "--format", "csv").stdout.splitlines()
-    assert [line.split(",")[0] for line in csv_lines[1:]] == ["a", "a", "c", "c"]
+    assert list(dict.fromkeys(line.split(",")[0] for line in csv_lines[1:])) == ["a", bad, "c"]
+    assert f"{bad},,error,,,,exit_code,,2" in csv_lines
 
 
 @pytest.mark.parametrize("order, code", [(("wrong", "bad"), 2), (("bad", "wrong"), 2),

@@ -1,0 +1,174 @@
+"""What every gradcli command shares: consoles, error reporting, per-spec attempts, options.
+
+Only the command modules (cli.py, cli_figures.py) import this.
+"""
+from __future__ import annotations
+
+import functools
+import io
+import os
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from . import output as outputs
+from .errors import GradcliError, SpecError
+from .printable import printable, printable_lines
+from .record import record
+
+
+def consoles(quiet: bool = False) -> tuple[Console, Console]:
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return (Console(file=outputs.Stdout(), no_color=no_color, quiet=quiet, highlight=False),
+            Console(stderr=True, no_color=no_color, highlight=False))
+
+
+def file_console() -> Console:
+    """A console that renders the tables as plain text (no ANSI codes) for --output."""
+    return Console(file=io.StringIO(), color_system=None, force_terminal=False, highlight=False,
+                   emoji=False)
+
+
+def error_line(message: str) -> Text:
+    return Text.assemble(("error: ", "bold red"), printable_lines(message))
+
+
+OUT_OF_MEMORY = ("out of memory: the spec needs more memory than this machine gives it; make its "
+                 "tensors smaller or lower --max-memory (see docs/untrusted.md)")
+
+
+def reports_errors(command):
+    """Map gradcli's errors to a message on stderr and an exit code; no tracebacks."""
+
+    @functools.wraps(command)
+    def wrapper(*args, debug: bool = False, **kwargs):
+        _, err = consoles()
+        click.get_current_context().meta["gradcli.debug"] = debug
+        try:
+            command(*args, **kwargs)
+            outputs.flush_stdout()  # a full disk shows here, as an error, not at exit
+        except GradcliError as exc:
+            if debug:
+                raise
+            if str(exc):  # a closed pipe has nothing to say
+                err.print(error_line(str(exc)), soft_wrap=True)
+            raise SystemExit(exc.exit_code) from None
+        except KeyboardInterrupt:  # 130 as a shell reports SIGINT; 1 would mean "expect failed"
+            err.print(Text("interrupted", style="bold red"))
+            raise SystemExit(130) from None
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except MemoryError:  # the budget (--max-memory) did not foresee it: still the user's spec
+            if debug:
+                raise
+            err.print(error_line(OUT_OF_MEMORY), soft_wrap=True)
+            raise SystemExit(2) from None
+        except Exception as exc:  # a bug of ours: say so plainly, keep the traceback for --debug
+            if debug:
+                raise
+            err.print(internal_error(exc), soft_wrap=True)
+            raise SystemExit(2) from None
+
+    return click.option("--debug", is_flag=True, help="Show Python tracebacks (for bug reports).")(wrapper)
+
+
+def internal_error(exc: Exception, where: str = "") -> Text:
+    return Text.assemble(("internal error: ", "bold red"),
+                         printable_lines(f"{where}{type(exc).__name__}: {exc}\n"
+                                         "run again with --debug for the traceback, and please "
+                                         "report it"))
+
+
+@record
+class Failure:
+    """A spec that could not be loaded or run: what to say, and its exit code."""
+
+    path: object
+    message: str
+    exit_code: int
+
+
+def attempt(path, work, err: Console):
+    """work() for one spec; a failure is reported beside the spec and returned, so the
+    other specs still run (KeyboardInterrupt still stops everything)."""
+    try:
+        return work()
+    except Exception as exc:
+        if click.get_current_context().meta.get("gradcli.debug"):
+            raise
+        message = str(exc)
+        if not message.startswith(str(path)):
+            message = f"{path}: {message}"
+        if isinstance(exc, (GradcliError, MemoryError)):
+            if isinstance(exc, MemoryError):
+                message = f"{path}: {OUT_OF_MEMORY}"
+            err.print(error_line(message), soft_wrap=True)
+            return Failure(path, message, getattr(exc, "exit_code", 2))
+        err.print(internal_error(exc, f"{path}: "), soft_wrap=True)
+        return Failure(path, f"internal error: {path}: {type(exc).__name__}: {exc}", 2)
+
+
+def worst(codes) -> int:
+    return max(codes, default=0)  # 2 (an error) > 1 (an expectation not met) > 0
+
+
+def load_one(path, overrides, strict: bool, err: Console):
+    from .spec import lint, load_spec  # imported here so `gradcli --help` stays fast
+    experiment = load_spec(Path(path), overrides=overrides)
+    problems = list(lint(experiment))
+    for warning in problems:
+        err.print(Text.assemble(("warning: ", "yellow"), printable_lines(str(warning))), soft_wrap=True)
+    if strict and problems:
+        raise SpecError(f"{len(problems)} lint warning(s) and --strict is set", path=str(path))
+    return experiment
+
+
+def progress(err: Console, quiet: bool):
+    if quiet or not err.is_terminal:
+        return lambda iterable, **kw: iterable
+    from rich.progress import track
+    return lambda iterable, description="working": track(iterable, description=description,
+                                                           console=err, transient=True)
+
+
+def known_backend(name: str) -> str:
+    from .backends import NAMES
+
+    if name not in NAMES:
+        from .spec.fields import did_you_mean
+
+        hint = did_you_mean(name, NAMES)
+        raise click.BadParameter(f"unknown backend {printable(name)!r}"
+                                 + (f" ({hint})" if hint else "") + f"; choose from {', '.join(NAMES)}")
+    return name
+
+
+def backend_option(ctx, param, value: str | None) -> str | None:
+    return None if value is None else known_backend(value.strip())
+
+
+def backends_option(ctx, param, value: str | None) -> list[str] | None:
+    """--backends B1,B2,...: checked before anything runs, so a typo costs no run."""
+    if value is None:
+        return None
+    return [known_backend(b.strip()) for b in value.split(",") if b.strip()]
+
+
+def memory_size(ctx, param, value):
+    if value is None:
+        return None
+    from .core.budget import parse_size
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+max_memory = click.option("--max-memory", default=None, metavar="SIZE", callback=memory_size,
+                          help="Memory budget for a run's tensors, e.g. 16GiB (default 2GiB; "
+                               "one tensor may take half). See docs/untrusted.md.")
+
+spec_paths = click.argument("specs", nargs=-1, required=True,
+                            type=click.Path(exists=True, dir_okay=False, path_type=Path))

@@ -1,0 +1,106 @@
+"""The figure commands (`gradcli plot curve|train`) and `gradcli report`.
+
+matplotlib is imported only when a figure is drawn, so the rest of the CLI starts without it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from . import __version__, runner
+from . import output as outputs
+from .cli_common import (
+    Failure,
+    attempt,
+    backend_option,
+    backends_option,
+    consoles,
+    load_one,
+    printable,
+    reports_errors,
+    spec_paths,
+    worst,
+)
+
+
+@click.group()
+def plot() -> None:
+    """Draw a figure to .png, .svg or .pdf (the --output extension); needs gradcli[plot]."""
+
+
+@plot.command(name="curve")
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--input", "name", default=None, help="The input to sweep (default: the first "
+              "float input in wrt).")
+@click.option("--range", "span", default=None, metavar="LOW:HIGH",
+              help="The values swept (default: the input's own min..max, widened).")
+@click.option("--points", type=int, default=401, show_default=True)
+@click.option("--backend", default=None, callback=backend_option,
+              help="Run on this backend instead of the spec's.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
+@reports_errors
+def plot_curve(spec, name, span, points, backend, overrides, output) -> None:
+    """The forward value, true derivative, overridden gradient and numeric derivative of
+    SPEC's first output along one input swept elementwise (the straight-through figure)."""
+    from . import curve
+    from .plot import figure_bytes, figure_target
+    from .plot.curve import curve_figure
+    out, err = consoles()
+    span = curve.parse_range(span) if span is not None else None
+    experiment = load_one(spec, overrides, False, err)
+    target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
+    data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
+                       span=span, points=points)
+    outputs.write_file(target, figure_bytes(curve_figure(data), fmt), shown)
+    out.print(Text.assemble("wrote ", printable(shown)))
+
+
+@plot.command(name="train")
+@spec_paths
+@click.option("--backends", default=None, metavar="B1,B2,...", callback=backends_option,
+              help="One line per backend.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
+@reports_errors
+def plot_train(specs, backends, overrides, output) -> None:
+    """The training loss of each SPEC against steps, one line per spec (or per backend)."""
+    from .plot import figure_bytes, figure_target
+    from .plot.train import train_figure, training_runs
+    out, err = consoles()
+    loaded = [load_one(p, overrides, False, err) for p in specs]
+    names = backends or [None]
+    title = loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded)
+    target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
+    runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False))
+                          for exp in loaded for b in names], several_specs=len(loaded) > 1)
+    outputs.write_file(target, figure_bytes(train_figure(title, runs), fmt), shown)
+    out.print(Text.assemble("wrote ", printable(shown)))
+
+
+@click.command()
+@spec_paths
+@click.option("--backend", default=None, callback=backend_option,
+              help="Run on this backend instead of the spec's.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+@click.option("--output", default="report.html", show_default=True, metavar="FILE")
+@reports_errors
+def report(specs, backend, overrides, output) -> None:
+    """Write one self-contained HTML page (styles and figures inline) about each SPEC."""
+    from . import curve
+    from . import report as html
+    from .plot import pyplot
+    out, err = consoles()
+    pyplot()
+    target = outputs.prepare(output, specs)
+    entries, codes = [], []
+    for path in specs:
+        outcome = attempt(path, lambda path=path: html.entry(
+            load_one(path, overrides, False, err), backend, curve), err)
+        entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
+        codes.append(outcome.exit_code if isinstance(outcome, Failure) else outcome[0].exit_code)
+    outputs.write_file(target, html.page(entries, version=__version__), output)
+    out.print(Text.assemble("wrote ", printable(output)))
+    raise SystemExit(worst(codes))

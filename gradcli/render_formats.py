@@ -1,0 +1,177 @@
+"""--format markdown and csv: everything a result's JSON document holds, laid out for tools.
+
+Both are written from render.to_json's document, so they carry what JSON
+carries (values, gradients, summary, overrides, warnings, conventions,
+non-finite notes, training, expect) and gain whatever it gains. Spec text is
+escaped (printable) in both.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from .printable import printable
+from .render import to_json
+
+CSV_COLUMNS = ("experiment", "backend", "section", "output", "input", "step", "kind", "element",
+               "value")
+_RUN_KEYS = ("name", "backend", "dtype", "seed", "description")
+
+
+# ----- markdown -----
+def to_markdown(result) -> str:
+    """One result as a markdown section: a heading, then one table or list per JSON key."""
+    doc = to_json(result)
+    lines = [f"## {printable(doc['name'])}", ""]
+    if doc["description"]:
+        lines += [printable(doc["description"]), ""]
+    lines += [f"backend `{doc['backend']}` · `{doc['dtype']}` · seed {doc['seed']}", ""]
+    if doc["values"]:
+        lines += _md_table("values", ["name", "value"],
+                           [[_md_code(name), _md_value(v)] for name, v in doc["values"].items()])
+    for out, row in doc["gradients"].items():
+        lines += _md_table(f"gradients of `{_md_text(out)}`",
+                           ["input", "overridden", "true", "numeric", "numeric_kind"],
+                           [[_md_code(name), *(_md_value(g[k]) for k in ("overridden", "true", "numeric")),
+                             _md_text(g["numeric_kind"])] for name, g in row.items()])
+    summary = [(f"{out}/{name}", s) for out, row in doc["summary"].items() for name, s in row.items()]
+    if summary:
+        keys = list(summary[0][1])
+        lines += _md_table("overridden vs true", ["output/input", *keys],
+                           [[_md_code(pair), *(_md_value(s[k]) for k in keys)] for pair, s in summary])
+    for section in ("overrides", "conventions", "nonfinite"):
+        lines += _md_records(section, doc[section])
+    if "train" in doc:
+        lines += _md_train(doc["train"])
+    if "expect" in doc:
+        expect = doc["expect"]
+        lines += ["### expect", "", "passed" if expect["passed"] else "FAILED", ""]
+        lines += [f"- {_md_text(f)}" for f in expect["failures"]] + ([""] if expect["failures"] else [])
+    if doc["warnings"]:
+        lines += ["### warnings", "", *(f"- {_md_text(w)}" for w in doc["warnings"]), ""]
+    return "\n".join(lines)
+
+
+def markdown_error(path, message: str) -> str:
+    """The markdown section of a spec that could not run."""
+    return f"## {printable(path)}\n\nerror: {printable(message)}\n"
+
+
+def _md_train(train: dict) -> list[str]:
+    def at(steps: list, k: int):  # large models keep no per-step parameters or gradients
+        return steps[k] if k < len(steps) else None
+
+    rows = [[str(k), _md_value(loss),
+             _md_value({n: at(per_step, k) for n, per_step in train["params_per_step"].items()}),
+             _md_value(at(train["gradients"], k))] for k, loss in enumerate(train["loss"])]
+    lines = _md_table("training", ["step", "loss", "params after", "gradients"], rows)
+    return lines + [f"final loss {_md_value(train['final_loss'])}, params "
+                    f"{_md_value(train['params'])}", ""]
+
+
+def _md_records(section: str, records: list[dict]) -> list[str]:
+    """A list of records (overrides, notes, non-finite births) as a table of their keys."""
+    if not records:
+        return []
+    keys = list(records[0])
+    return _md_table(section, keys, [[_md_value(r[k]) for k in keys] for r in records])
+
+
+def _md_table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
+    return [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows), ""]
+
+
+def _md_text(text) -> str:
+    return printable(text).replace("|", "\\|")  # a bare | would end the cell
+
+
+def _md_code(text) -> str:
+    return f"`{_md_text(text)}`"
+
+
+def _md_value(value) -> str:
+    """A cell: a string as itself, anything else as its JSON text (full precision)."""
+    return _md_text(value) if isinstance(value, str) else _md_text(json.dumps(value))
+
+
+# ----- CSV -----
+def to_csv(outcomes) -> str:
+    """Results (and error_doc entries) as one long table: a row per number or string, its
+    place given by section, output, input, step, kind and element (docs/spec.md)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for outcome in outcomes:
+        if isinstance(outcome, dict):  # a spec that could not run
+            for kind in ("error", "exit_code"):
+                writer.writerow([printable(outcome["path"]), "", "error", "", "", "", kind, "",
+                                 _csv_value(outcome[kind])])
+            continue
+        doc = to_json(outcome)
+        for row in _csv_rows(doc):
+            writer.writerow([printable(doc["name"]), doc["backend"], *row])
+    return buffer.getvalue()
+
+
+def _csv_rows(doc: dict):
+    """(section, output, input, step, kind, element, value) for each leaf of the document."""
+    for key in _RUN_KEYS:
+        yield ("run", "", "", "", key, "", _csv_value(doc[key]))
+    for name, value in doc["values"].items():
+        yield from _leaves(("values", name, "", "", "value"), value)
+    for section in ("gradients", "summary"):
+        for out, row in doc[section].items():
+            for name, kinds in row.items():
+                for kind, value in kinds.items():
+                    yield from _leaves((section, out, name, "", kind), value)
+    for section in ("overrides", "conventions", "nonfinite"):
+        for number, record in enumerate(doc[section]):
+            for field, value in record.items():
+                yield (section, "", "", "", field, f"[{number}]", _csv_value(value))
+    for number, warning in enumerate(doc["warnings"]):
+        yield ("warnings", "", "", "", "warning", f"[{number}]", _csv_value(warning))
+    if "train" in doc:
+        yield from _train_rows(doc["train"])
+    if "expect" in doc:
+        yield ("expect", "", "", "", "passed", "", _csv_value(doc["expect"]["passed"]))
+        for number, failure in enumerate(doc["expect"]["failures"]):
+            yield ("expect", "", "", "", "failure", f"[{number}]", _csv_value(failure))
+
+
+def _train_rows(train: dict):
+    for step, loss in enumerate(train["loss"]):
+        yield ("train", "", "", step, "loss", "", _csv_value(loss))
+    yield ("train", "", "", "", "final_loss", "", _csv_value(train["final_loss"]))
+    for name, value in train["params"].items():
+        yield from _leaves(("train", "", name, "", "params"), value)
+    for name, per_step in train["params_per_step"].items():
+        for step, value in enumerate(per_step):
+            yield from _leaves(("train", "", name, step, "params_per_step"), value)
+    for step, grads in enumerate(train["gradients"]):
+        for name, value in (grads or {}).items():
+            yield from _leaves(("train", "", name, step, "gradients"), value)
+
+
+def _leaves(place: tuple, value, index: tuple = ()):
+    """One row per element of a nested list, its index written as the tables write it."""
+    if isinstance(value, list) and value:
+        for k, item in enumerate(value):
+            yield from _leaves(place, item, (*index, k))
+        return
+    element = f"[{', '.join(map(str, index))}]" if index else ""
+    yield (*place, element, _csv_value(value))  # an empty array is the one cell "[]"
+
+
+def _csv_value(value) -> str:
+    """A cell: empty for null, JSON's spelling for booleans and non-finite numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, (list, dict)):
+        return printable(json.dumps(value))
+    return printable(value)

@@ -1,0 +1,42 @@
+"""What the table output says under the tables: the run's warnings, and how signs agree counts."""
+import json
+
+import numpy as np
+from click.testing import CliRunner
+
+from gradcli.cli import cli
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+
+
+def run(tmp_path, text, *args):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(text)
+    return CliRunner().invoke(cli, ["run", str(spec), *args], env=ENV)
+
+
+def test_the_tables_end_with_the_runs_warnings(tmp_path):
+    text = ("inputs:\n  w: [1.0, 2.0]\noverride_map:\n  exp: identity\noutputs:\n  loss: w * w\n"
+            "train:\n  loss: loss\n  optimizer: {name: sgd, lr: 0.1}\n  steps: 1\n")
+    result = run(tmp_path, text)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "warning: override_map entry 'exp' -> 'identity' matched no op" in lines
+    assert any(line.startswith("warning: train.loss 'loss' has shape (2,), not a scalar")
+               for line in lines)
+
+
+def test_signs_agree_counts_only_elements_without_nan(tmp_path):
+    # sqrt'(x) = 0.5 / sqrt(x): NaN for x < 0, so both gradients are NaN at x = -1 and -4
+    x = np.array([-1.0, -4.0, 4.0, 1.0])
+    text = ("inputs:\n  x: [-1.0, -4.0, 4.0, 1.0]\n  u: [-1.0, -4.0]\n"
+            "outputs:\n  y: sum(sqrt(x))\n  z: sum(sqrt(u))\nwrt: [x, u]\n")
+    doc = json.loads(run(tmp_path, text, "--format", "json", "--no-numeric").stdout)
+    with np.errstate(invalid="ignore"):
+        grad = 0.5 / np.sqrt(x)
+    finite = ~np.isnan(grad)
+    assert doc["gradients"]["y"]["x"]["overridden"][2:] == grad[finite].tolist()
+    assert doc["summary"]["y"]["x"]["sign_agreement"] == 1.0  # two signed pairs, both agree
+    assert doc["summary"]["z"]["u"]["sign_agreement"] == "NaN"  # all NaN: no signed pair
+    table = run(tmp_path, text, "--no-numeric").stdout
+    assert "signs agree counts the elements where neither o nor t is NaN" in " ".join(table.split())
