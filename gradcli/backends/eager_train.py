@@ -1,15 +1,19 @@
 """Training on an eager backend: the framework's gradients, TensorFlow 1's clipping and updates.
 
 The gradients come from the framework (overridden, as training uses them);
-clipping and the optimizer steps are TensorFlow's formulas (those the numpy
-core implements) written in the framework's own ops, so every backend trains
-to the same numbers. Where the framework's own optimizer or clipping would
-differ, the program gets a Convention note with the size of the difference.
+clipping and the optimizer steps are TensorFlow's formulas (the optimizers'
+are gradcli.core.tf_updates, shared with the numpy core) applied with the
+framework's own ops, so every backend trains to TensorFlow's numbers. Where
+the framework's own optimizer or clipping would differ, the program gets a
+Convention note with the size of the difference.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
+from ..core.tf_updates import rule_for
 from ..errors import GradientError
 from .program import Convention, TrainRecord, loss_value, nonfinite_kind, optimizer_overflow, small
 
@@ -127,38 +131,24 @@ def clip_by_global_norm(kit, grads: list, clip_norm) -> list:
     return [ops["mul"](t, scale) for t in grads]
 
 
-# ----- optimizers: tf.compat.v1.train update rules -----
+# ----- optimizers: tf.compat.v1.train update rules (gradcli.core.tf_updates) -----
 class Updates:
     """sgd, momentum and adam as tf.train applies them, on the framework's tensors."""
 
     def __init__(self, kit, name: str, hyper: dict) -> None:
-        self.kit, self.name, self.hyper = kit, name, dict(hyper)
-        self.iterations = 0
+        self.kit, self.rule = kit, rule_for(name, hyper)
+        # a kit whose sqrt is not correctly rounded gives one that is: TF's kernels' sqrt is
+        sqrt = getattr(kit, "exact_sqrt", None) or kit.ops["sqrt"]
+        self.ops = SimpleNamespace(sqrt=sqrt, zeros_like=kit.ops["zeros_like"])
         self.slots: dict[str, dict] = {}
 
     def apply(self, names: list, grads: list, params: dict) -> dict:
-        self.iterations += 1
-        return {n: self._update(params[n], g, self.slots.setdefault(n, {}))
-                for n, g in zip(names, grads)}
-
-    def _update(self, value, grad, slots: dict):
-        h, ops = self.hyper, self.kit.ops
-        lr = float(h["lr"])
-        if self.name == "sgd":
-            return value - lr * grad
-        if self.name == "momentum":
-            momentum = float(h.get("momentum", 0.9))
-            accum = slots.get("accum", ops["zeros_like"](value)) * momentum + grad
-            slots["accum"] = accum
-            step = grad + momentum * accum if h.get("nesterov", False) else accum
-            return value - lr * step
-        b1, b2 = float(h.get("beta1", 0.9)), float(h.get("beta2", 0.999))
-        eps, t = float(h.get("epsilon", 1e-8)), self.iterations
-        m = b1 * slots.get("m", ops["zeros_like"](value)) + (1 - b1) * grad
-        v = b2 * slots.get("v", ops["zeros_like"](value)) + (1 - b2) * grad * grad
-        slots["m"], slots["v"] = m, v
-        lr_t = float(lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t))
-        return value - lr_t * m / (ops["sqrt"](v) + eps)
+        kit, rule, ops = self.kit, self.rule, self.ops
+        updated = {n: rule.update(params[n], g, self.slots.setdefault(n, {}),
+                                  kit.dtype_name(params[n]), ops)
+                   for n, g in zip(names, grads)}
+        rule.finish_step()
+        return updated
 
 
 # ----- where the framework's own tools would train differently -----

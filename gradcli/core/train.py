@@ -2,7 +2,8 @@
 
 Gradients are graph tensors (so they can be clipped or altered first);
 apply_gradients evaluates them together in one replay and updates the
-variables in numpy with TensorFlow 1's update formulas.
+variables in numpy with TensorFlow 1's update rules (tf_updates: hyper-parameters
+rounded through float32, Adam's beta powers kept in float32, as tf.train does).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..errors import GradientError
 from .autodiff import gradients
 from .evaluate import compile_schedule
 from .graph import Tensor, Variable, walk_ops
+from .tf_updates import AdamRule, MomentumRule, SGDRule
 
 
 def trainable_variables(loss: Tensor) -> list[Variable]:
@@ -22,10 +24,11 @@ def trainable_variables(loss: Tensor) -> list[Variable]:
 
 
 class Optimizer:
-    """Base: subclasses define the per-variable update in numpy."""
+    """Base: subclasses pick the tf_updates rule that updates each variable."""
 
-    def __init__(self, learning_rate: float):
+    def __init__(self, learning_rate: float, rule):
         self.learning_rate = float(learning_rate)
+        self._rule = rule
         self.iterations = 0
         self._slots: dict[int, dict[str, np.ndarray]] = {}
         self._train_graphs: dict[tuple, list[tuple]] = {}  # minimize's gradients, built once
@@ -48,9 +51,11 @@ class Optimizer:
                                 "(is the loss connected to the variables?)")
         values = compile_schedule([g for g, _ in pairs]).run()
         self.iterations += 1
-        for grad, (_, var) in zip(values, pairs):
-            slots = self._slots.setdefault(var.uid, {})
-            var.assign(self._update(np.asarray(var._value), np.asarray(grad), slots))
+        with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
+            for grad, (_, var) in zip(values, pairs):
+                slots = self._slots.setdefault(var.uid, {})
+                var.assign(self._rule.update(var._value, grad, slots, var.dtype, np))
+            self._rule.finish_step()
 
     def minimize(self, loss: Tensor, var_list=None) -> None:
         """compute_gradients then apply_gradients: one training step, applied now (returns None).
@@ -64,43 +69,34 @@ class Optimizer:
             pairs = self._train_graphs[key] = self.compute_gradients(loss, var_list)
         self.apply_gradients(pairs)
 
-    def _update(self, value: np.ndarray, grad: np.ndarray, slots: dict) -> np.ndarray:
-        raise NotImplementedError
-
 
 class GradientDescentOptimizer(Optimizer):
-    """var -= lr * grad."""
+    """var -= grad * lr, with lr rounded through float32 as tf.train does (0.1 acts as
+    0.10000000149011612 on a float64 variable)."""
 
-    def _update(self, value, grad, slots):
-        return value - self.learning_rate * grad
+    def __init__(self, learning_rate: float):
+        super().__init__(learning_rate, SGDRule(learning_rate))
 
 
 class MomentumOptimizer(Optimizer):
-    """accum = momentum * accum + grad; var -= lr * accum (Nesterov: lr * (grad + momentum * accum))."""
+    """accum = accum * momentum + grad; var -= accum * lr (Nesterov: grad * lr + accum * momentum * lr).
+
+    lr and momentum are rounded through float32, as tf.train does.
+    """
 
     def __init__(self, learning_rate: float, momentum: float = 0.9, use_nesterov: bool = False):
-        super().__init__(learning_rate)
+        super().__init__(learning_rate, MomentumRule(learning_rate, momentum, use_nesterov))
         self.momentum, self.use_nesterov = float(momentum), bool(use_nesterov)
-
-    def _update(self, value, grad, slots):
-        accum = slots.get("accum", np.zeros_like(value)) * self.momentum + grad
-        slots["accum"] = accum
-        step = grad + self.momentum * accum if self.use_nesterov else accum
-        return value - self.learning_rate * step
 
 
 class AdamOptimizer(Optimizer):
-    """tf.train.AdamOptimizer: bias correction folded into the step size, epsilon outside sqrt."""
+    """tf.train.AdamOptimizer: bias correction folded into the step size, epsilon outside sqrt.
+
+    lr, beta1, beta2 and epsilon are rounded through float32 and beta1**t, beta2**t are
+    float32 accumulators, as tf.train does.
+    """
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8):
-        super().__init__(learning_rate)
+        super().__init__(learning_rate, AdamRule(learning_rate, beta1, beta2, epsilon))
         self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
-
-    def _update(self, value, grad, slots):
-        t = self.iterations
-        m = self.beta1 * slots.get("m", np.zeros_like(value)) + (1 - self.beta1) * grad
-        v = self.beta2 * slots.get("v", np.zeros_like(value)) + (1 - self.beta2) * grad * grad
-        slots["m"], slots["v"] = m, v
-        lr_t = self.learning_rate * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
-        return value - lr_t * m / (np.sqrt(v) + self.epsilon)

@@ -22,7 +22,7 @@ from gradcli.spec.sections import (
     TRAIN,
     Section,
 )
-from gradcli.spec.training import MAX_STEPS
+from gradcli.spec.training import FLOAT32_MAX, MAX_STEPS
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -122,13 +122,14 @@ def _override_map() -> dict:
 
 
 def _train() -> dict:
-    hyper = {"lr": _number("learning rate (required)", exclusiveMinimum=0),
+    hyper = {"lr": _number("learning rate (required; rounded through float32, as tf.train does)",
+                           exclusiveMinimum=0, maximum=FLOAT32_MAX),
              "momentum": _number("momentum (default 0.9)", minimum=0, exclusiveMaximum=1),
              "nesterov": _d("Nesterov momentum (default false)", type="boolean"),
              "beta1": _number("Adam beta1 (default 0.9)", minimum=0, exclusiveMaximum=1),
              "beta2": _number("Adam beta2 (default 0.999)", minimum=0, exclusiveMaximum=1),
              "epsilon": _number("Adam epsilon (default 1e-8, as tf.train.AdamOptimizer)",
-                                exclusiveMinimum=0)}
+                                exclusiveMinimum=0, maximum=FLOAT32_MAX)}
     optimizer = _object(OPTIMIZER, "the optimizer and its hyper-parameters",
                         {"name": _d("the optimizer", enum=list(OPTIMIZERS)), **hyper})
     clip = _object(CLIP, "gradient clipping: exactly one of norm, global_norm, value", {

@@ -33,6 +33,7 @@ from gradcli.spec.sections import (
 )
 
 MAX_STEPS = 100_000
+FLOAT32_MAX = 3.4028234663852886e38  # tf.train rounds every hyper-parameter through float32
 
 
 def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputSpec],
@@ -92,6 +93,10 @@ def _optimizer(node: YNode | None) -> tuple[str, dict]:
             hyper[param] = expect_number(value, pkey, minimum=0.0, below=1.0)
         else:
             hyper[param] = expect_number(value, pkey, positive=True)
+            if hyper[param] > FLOAT32_MAX:
+                raise fail(value, pkey, f"{hyper[param]:g} is beyond float32's range (max "
+                                        f"{FLOAT32_MAX:.7g}): tf.train turns hyper-parameters "
+                                        "into float32 tensors")
     return name, hyper
 
 

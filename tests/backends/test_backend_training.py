@@ -50,12 +50,6 @@ train:
 """
 
 
-def f64(value):
-    # tf.compat.v1 optimizers turn a Python float hyper-parameter into a float32 tensor (0.05
-    # becomes 0.0500000007): float64 tensors keep the numbers the spec states.
-    return tf.constant(value, tf.float64)
-
-
 def tf_train(build_loss, make_optimizer) -> tuple[list, np.ndarray]:
     """Losses before each step (summed) and the final w, trained by tf.compat.v1 in a graph."""
     graph = tf.Graph()
@@ -85,7 +79,7 @@ def ste_reference():
         y = tf.matmul(tf.reshape(q, [1, 5]), tf.constant(A, tf.float64)) - tf.constant(T, tf.float64)
         return tf.reduce_sum(tf.square(y))
 
-    return tf_train(build, lambda: tf.compat.v1.train.GradientDescentOptimizer(f64(LR)))
+    return tf_train(build, lambda: tf.compat.v1.train.GradientDescentOptimizer(LR))
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +88,7 @@ def vector_reference():
         y = tf.matmul(tf.reshape(w, [1, 5]), tf.constant(A, tf.float64))
         return tf.square(y - 1.0) + tf.sin(w[0:3])  # shape [1, 3]: minimize takes its sum
 
-    return tf_train(build, lambda: tf.compat.v1.train.MomentumOptimizer(f64(LR), f64(0.9)))
+    return tf_train(build, lambda: tf.compat.v1.train.MomentumOptimizer(LR, 0.9))
 
 
 def test_registered_straight_through_gradient_trains(backend, ste_reference):

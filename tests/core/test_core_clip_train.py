@@ -169,17 +169,23 @@ def _quadratic():
     return w, loss, grad
 
 
+def f32(value: float) -> float:
+    """A Python-float hyper-parameter as tf.train applies it: a float32 tensor cast to float64."""
+    return float(np.float32(value))
+
+
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_momentum_matches_tensorflow_1_over_three_steps(nesterov):
     w, loss, grad = _quadratic()
     opt = gc.train.MomentumOptimizer(0.1, momentum=0.9, use_nesterov=nesterov)
+    lr, mu = f32(0.1), f32(0.9)
     value, accum = np.array([1.0, -2.0]), np.zeros(2)
     for _ in range(3):
         opt.minimize(loss)
         g = grad(value)
-        accum = 0.9 * accum + g
-        value = value - 0.1 * ((g + 0.9 * accum) if nesterov else accum)
-        assert_close(w.numpy(), value, rtol=1e-12)
+        accum = accum * mu + g  # ApplyMomentum, in the kernel's order
+        value = value - ((g * lr + accum * mu * lr) if nesterov else accum * lr)
+        assert_close(w.numpy(), value, rtol=1e-15, atol=0)
 
 
 def test_momentum_first_step_by_hand():
@@ -193,17 +199,20 @@ def test_momentum_first_step_by_hand():
 
 def test_adam_matches_tensorflow_1_over_three_steps():
     w, loss, grad = _quadratic()
-    lr, b1, b2, eps = 0.05, 0.8, 0.9, 0.1  # a large epsilon tells TF1's placement apart
-    opt = gc.train.AdamOptimizer(lr, beta1=b1, beta2=b2, epsilon=eps)
+    # a large epsilon tells TF1's placement apart
+    opt = gc.train.AdamOptimizer(0.05, beta1=0.8, beta2=0.9, epsilon=0.1)
+    lr, b1, b2, eps = f32(0.05), f32(0.8), f32(0.9), f32(0.1)
+    b1_power, b2_power = np.float32(0.8), np.float32(0.9)  # AdamOptimizer's float32 accumulators
     value, m, v = np.array([1.0, -2.0]), np.zeros(2), np.zeros(2)
     for t in (1, 2, 3):
         opt.minimize(loss)
         g = grad(value)
-        m = b1 * m + (1 - b1) * g
-        v = b2 * v + (1 - b2) * g * g
-        lr_t = lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t)
-        value = value - lr_t * m / (np.sqrt(v) + eps)
-        assert_close(w.numpy(), value, rtol=1e-12)
+        lr_t = lr * np.sqrt(1 - float(b2_power)) / (1 - float(b1_power))  # ApplyAdam's order
+        m = m + (g - m) * (1 - b1)
+        v = v + (g * g - v) * (1 - b2)
+        value = value - (m * lr_t) / (np.sqrt(v) + eps)
+        b1_power, b2_power = b1_power * np.float32(0.8), b2_power * np.float32(0.9)
+        assert_close(w.numpy(), value, rtol=1e-15, atol=0)
         if t == 1:  # g = (0, -9): TF1 puts eps on the uncorrected sqrt(v), the paper on sqrt(v_hat)
             assert_close(w.numpy()[1], -2.0 + lr * 9.0 / (9.0 + eps / np.sqrt(1 - b2)), rtol=1e-12)
             assert not np.isclose(w.numpy()[1], -2.0 + lr * 9.0 / (9.0 + eps), rtol=1e-9)

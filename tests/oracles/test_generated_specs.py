@@ -289,21 +289,25 @@ def trained(case) -> tuple[list, dict] | None:
     if all(g is None for g in reaching.values()):
         return None
     slots = {n: {"accum": 0.0, "m": 0.0, "v": 0.0} for n in params}
-    for step in range(1, t["steps"] + 1):
+    # tf.train rounds Python-float hyper-parameters through float32, in the kernels' order below
+    lr, mu, b1, b2, eps = (float(np.float32(v)) for v in (t["lr"], 0.9, 0.9, 0.999, 1e-8))
+    b1_power, b2_power = np.float32(0.9), np.float32(0.999)  # AdamOptimizer's float32 powers
+    for _ in range(t["steps"]):
         losses.append(numpy_loss(case, params))
         grads = clipped(tf_gradients(case, params, overridden=True, stop=False)["loss"], t["clip"])
         for n, g in grads.items():
             slot = slots[n]
             if t["optimizer"] == "sgd":
-                params[n] = params[n] - t["lr"] * g
+                params[n] = params[n] - g * lr
             elif t["optimizer"] == "momentum":
-                slot["accum"] = 0.9 * slot["accum"] + g
-                params[n] = params[n] - t["lr"] * slot["accum"]
+                slot["accum"] = slot["accum"] * mu + g
+                params[n] = params[n] - slot["accum"] * lr
             else:  # tf.train.AdamOptimizer: bias correction in the step size, epsilon outside sqrt
-                slot["m"] = 0.9 * slot["m"] + 0.1 * g
-                slot["v"] = 0.999 * slot["v"] + 0.001 * g * g
-                lr_t = t["lr"] * np.sqrt(1 - 0.999 ** step) / (1 - 0.9 ** step)
-                params[n] = params[n] - lr_t * slot["m"] / (np.sqrt(slot["v"]) + 1e-8)
+                slot["m"] = slot["m"] + (g - slot["m"]) * (1 - b1)
+                slot["v"] = slot["v"] + (g * g - slot["v"]) * (1 - b2)
+                lr_t = lr * np.sqrt(1 - float(b2_power)) / (1 - float(b1_power))
+                params[n] = params[n] - slot["m"] * lr_t / (np.sqrt(slot["v"]) + eps)
+        b1_power, b2_power = b1_power * np.float32(0.9), b2_power * np.float32(0.999)
     return losses, params
 
 

@@ -64,16 +64,15 @@ class Style:
 def optimizer(name: str, **hyper):
     """The tf.compat.v1.train optimizer the spec's train.optimizer names.
 
-    Hyper-parameters go in as float64 tensors: given Python floats, tf.compat.v1.train rounds
-    them (and Adam's beta powers) to float32, which is TensorFlow's storage, not its formula."""
+    Hyper-parameters go in as the Python floats the spec states: tf.compat.v1.train rounds them
+    (and keeps Adam's beta powers) in float32, and gradcli trains to those numbers."""
     train = tf.compat.v1.train
-    hyper = {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, **hyper} if name == "adam" else hyper
-    h = {k: v if isinstance(v, bool) else tf.constant(v, f64) for k, v in hyper.items()}
     if name == "sgd":
-        return train.GradientDescentOptimizer(h["lr"])
+        return train.GradientDescentOptimizer(hyper["lr"])
     if name == "momentum":
-        return train.MomentumOptimizer(h["lr"], h["momentum"], use_nesterov=h.get("nesterov", False))
-    return train.AdamOptimizer(h["lr"], h["beta1"], h["beta2"], h["epsilon"])
+        return train.MomentumOptimizer(hyper["lr"], hyper["momentum"],
+                                       use_nesterov=hyper.get("nesterov", False))
+    return train.AdamOptimizer(hyper["lr"], **{k: v for k, v in hyper.items() if k != "lr"})
 
 
 def clipped(grads: list, clip: dict | None) -> list:

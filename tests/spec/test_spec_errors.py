@@ -202,6 +202,10 @@ CASES = {
     "optimizer lr missing": (
         BASE + "train:\n  optimizer: {name: adam}\n",
         "spec.yaml:9:14: train.optimizer: missing the required key 'lr' (the learning rate)"),
+    "optimizer lr beyond float32": (  # tf.train makes it a float32 tensor, which cannot hold it
+        BASE + "train:\n  optimizer: {name: adam, lr: 1.0e+39}\n",
+        "spec.yaml:9:31: train.optimizer.lr: 1e+39 is beyond float32's range (max 3.402823e+38): "
+        "tf.train turns hyper-parameters into float32 tensors"),
     "clip two kinds": (
         BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n  clip: {norm: 1, value: [0, 1]}\n",
         "spec.yaml:10:9: train.clip: clip takes exactly one of norm, global_norm, value, got 2"),

@@ -1,0 +1,114 @@
+"""tf.compat.v1.train's update rules, written once for numpy arrays and framework tensors alike.
+
+TensorFlow 1's optimizers turn a Python-float hyper-parameter into a float32 tensor
+(ops.convert_to_tensor) and cast it to the variable's dtype when they apply it, so
+learning_rate=0.1 updates a float64 variable with float64(float32(0.1)) =
+0.10000000149011612. Adam also keeps beta1**t and beta2**t as float32 variables,
+multiplied by the float32 betas after every step and cast to the variable's dtype when
+used. The formulas are the CPU kernels' (ApplyGradientDescent, ApplyMomentum, ApplyAdam),
+op for op in the kernels' order, so float64 and float32 variables get TensorFlow's bits.
+
+A rule's `update(value, grad, slots, dtype, ops)` works on whatever supports + - * / with
+Python floats: `ops` gives `sqrt` and `zeros_like` for those arrays, `dtype` is the variable's
+numpy dtype or its name. Every scalar a rule hands to the arrays is a Python float that the
+variable's dtype holds exactly, so numpy, torch, jax and TensorFlow multiply by the same number.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphError
+
+
+def tf_hyper(value: float, name: str) -> float:
+    """A Python-float hyper-parameter as tf.train applies it: rounded through float32."""
+    with np.errstate(over="ignore"):
+        rounded = np.float32(value)
+    if np.isinf(rounded) and not np.isinf(value):
+        raise GraphError(f"{name}={value:g} is beyond float32's range (max "
+                         f"{np.finfo(np.float32).max:.7g}): tf.train turns Python-float "
+                         "hyper-parameters into float32 tensors")
+    return float(rounded)
+
+
+class SGDRule:
+    """ApplyGradientDescent: var -= grad * lr."""
+
+    def __init__(self, learning_rate: float) -> None:
+        self.lr = tf_hyper(learning_rate, "learning_rate")
+
+    def update(self, value, grad, slots: dict, dtype, ops):
+        return value - grad * self.lr
+
+    def finish_step(self) -> None:
+        """Nothing to advance once every variable is updated."""
+
+
+class MomentumRule:
+    """ApplyMomentum: accum = accum * momentum + grad; var -= accum * lr
+    (Nesterov: var -= grad * lr + accum * momentum * lr)."""
+
+    def __init__(self, learning_rate: float, momentum: float, use_nesterov: bool) -> None:
+        self.lr, self.momentum = tf_hyper(learning_rate, "learning_rate"), tf_hyper(momentum, "momentum")
+        self.use_nesterov = bool(use_nesterov)
+
+    def update(self, value, grad, slots: dict, dtype, ops):
+        accum = slots.get("accum")
+        accum = (ops.zeros_like(value) if accum is None else accum) * self.momentum + grad
+        slots["accum"] = accum
+        if self.use_nesterov:
+            return value - (grad * self.lr + accum * self.momentum * self.lr)
+        return value - accum * self.lr
+
+    def finish_step(self) -> None:
+        """Nothing to advance once every variable is updated."""
+
+
+class AdamRule:
+    """ApplyAdam: lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power);
+    m += (g - m) * (1 - beta1); v += (g * g - v) * (1 - beta2); var -= m * lr_t / (sqrt(v) + epsilon)
+    (epsilon on the uncorrected sqrt(v), as TensorFlow 1 has it)."""
+
+    def __init__(self, learning_rate: float, beta1: float, beta2: float, epsilon: float) -> None:
+        self.lr, self.epsilon = tf_hyper(learning_rate, "learning_rate"), tf_hyper(epsilon, "epsilon")
+        self.beta1, self.beta2 = tf_hyper(beta1, "beta1"), tf_hyper(beta2, "beta2")
+        # AdamOptimizer's beta1_power / beta2_power: float32 variables, whatever the var dtype
+        self.beta1_power, self.beta2_power = np.float32(beta1), np.float32(beta2)
+        self._scalars: dict = {}  # dtype -> this step's (lr_t, 1 - beta1, 1 - beta2)
+
+    def update(self, value, grad, slots: dict, dtype, ops):
+        lr_t, c1, c2 = self._scalars.get(dtype) or self._scalars.setdefault(
+            dtype, self._step_scalars(dtype))
+        m, v = slots.get("m"), slots.get("v")
+        m = ops.zeros_like(value) if m is None else m
+        v = ops.zeros_like(value) if v is None else v
+        m = m + (grad - m) * c1
+        v = v + (grad * grad - v) * c2
+        slots["m"], slots["v"] = m, v
+        return value - (m * lr_t) / (ops.sqrt(v) + self.epsilon)
+
+    def finish_step(self) -> None:
+        """AdamOptimizer._finish: the float32 powers times the float32 betas."""
+        self.beta1_power = self.beta1_power * np.float32(self.beta1)
+        self.beta2_power = self.beta2_power * np.float32(self.beta2)
+        self._scalars.clear()
+
+    def _step_scalars(self, dtype) -> tuple[float, float, float]:
+        """lr_t, 1 - beta1 and 1 - beta2 computed in dtype's precision, as the kernel does."""
+        kind = np.dtype(dtype).type
+        one, b1p, b2p = kind(1), kind(self.beta1_power), kind(self.beta2_power)
+        with np.errstate(all="ignore"):  # beta1 = 0.99999999 is 1 in float32: lr_t is inf, as in TF
+            lr_t = kind(self.lr) * np.sqrt(one - b2p) / (one - b1p)
+        return float(lr_t), float(one - kind(self.beta1)), float(one - kind(self.beta2))
+
+
+def rule_for(name: str, hyper: dict):
+    """The rule for optimizer `name` (sgd, momentum, adam) with a spec's hyper-parameter keys."""
+    if name == "sgd":
+        return SGDRule(hyper["lr"])
+    if name == "momentum":
+        return MomentumRule(hyper["lr"], hyper.get("momentum", 0.9), hyper.get("nesterov", False))
+    if name == "adam":
+        return AdamRule(hyper["lr"], hyper.get("beta1", 0.9), hyper.get("beta2", 0.999),
+                        hyper.get("epsilon", 1e-8))
+    raise ValueError(f"unknown optimizer {name!r}; expected sgd, momentum or adam")
