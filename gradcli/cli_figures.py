@@ -52,7 +52,7 @@ def plot_curve(spec, name, span, points, backend, overrides, output, max_memory)
     from .plot.curve import curve_figure
     out, err = consoles()
     span = curve.parse_range(span) if span is not None else None
-    experiment = load_one(spec, overrides, False, err)
+    experiment = load_one(spec, overrides, False, err, output)
     target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
                        span=span, points=points, max_memory=max_memory)
@@ -73,7 +73,7 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()
-    loaded = [load_one(p, overrides, False, err) for p in specs]
+    loaded = [load_one(p, overrides, False, err, output) for p in specs]
     names = backends or [None]
     title = loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded)
     target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
@@ -103,7 +103,7 @@ def report(specs, backend, overrides, output, max_memory) -> None:
     entries, codes = [], []
     for path in specs:
         outcome = attempt(path, lambda path=path: html.entry(
-            load_one(path, overrides, False, err), backend, curve, max_memory), err)
+            load_one(path, overrides, False, err, output), backend, curve, max_memory), err)
         entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
         codes.append(outcome.exit_code if isinstance(outcome, Failure) else outcome[0].exit_code)
     outputs.write_file(target, html.page(entries, version=__version__), output)
