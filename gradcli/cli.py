@@ -87,7 +87,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     outcomes = []
     for path in specs:
         outcome = attempt(path, lambda path=path: runner.run(
-            load_one(path, overrides, strict, err), backend=backend, numeric=not no_numeric,
+            load_one(path, overrides, strict, err, output), backend=backend, numeric=not no_numeric,
             progress=progress(err, quiet), max_memory=max_memory), err)
         outcomes.append(outcome)
         if fmt == "table":

@@ -95,6 +95,8 @@ def attempt(path, work, err: Console):
     other specs still run (KeyboardInterrupt still stops everything)."""
     try:
         return work()
+    except outputs.OutputError:
+        raise  # --output is the whole command's: nothing may be written, the other specs neither
     except Exception as exc:
         if click.get_current_context().meta.get("gradcli.debug"):
             raise
@@ -114,9 +116,11 @@ def worst(codes) -> int:
     return max(codes, default=0)  # 2 (an error) > 1 (an expectation not met) > 0
 
 
-def load_one(path, overrides, strict: bool, err: Console):
+def load_one(path, overrides, strict: bool, err: Console, output: str | None = None):
+    """The spec at path; an OutputError if --output (output) is a file it reads."""
     from .spec import lint, load_spec  # imported here so `gradcli --help` stays fast
     experiment = load_spec(Path(path), overrides=overrides)
+    outputs.refuse_read_files(output, experiment)
     problems = list(lint(experiment))
     for warning in problems:
         err.print(Text.assemble(("warning: ", "yellow"), printable_lines(str(warning))), soft_wrap=True)

@@ -18,6 +18,7 @@ from .cli_common import (
     backends_option,
     consoles,
     load_one,
+    max_memory,
     printable,
     reports_errors,
     spec_paths,
@@ -41,8 +42,9 @@ def plot() -> None:
               help="Run on this backend instead of the spec's.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
 @click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
+@max_memory
 @reports_errors
-def plot_curve(spec, name, span, points, backend, overrides, output) -> None:
+def plot_curve(spec, name, span, points, backend, overrides, output, max_memory) -> None:
     """The forward value, true derivative, overridden gradient and numeric derivative of
     SPEC's first output along one input swept elementwise (the straight-through figure)."""
     from . import curve
@@ -50,10 +52,10 @@ def plot_curve(spec, name, span, points, backend, overrides, output) -> None:
     from .plot.curve import curve_figure
     out, err = consoles()
     span = curve.parse_range(span) if span is not None else None
-    experiment = load_one(spec, overrides, False, err)
+    experiment = load_one(spec, overrides, False, err, output)
     target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
-                       span=span, points=points)
+                       span=span, points=points, max_memory=max_memory)
     outputs.write_file(target, figure_bytes(curve_figure(data), fmt), shown)
     out.print(Text.assemble("wrote ", printable(shown)))
 
@@ -64,17 +66,19 @@ def plot_curve(spec, name, span, points, backend, overrides, output) -> None:
               help="One line per backend.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
 @click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
+@max_memory
 @reports_errors
-def plot_train(specs, backends, overrides, output) -> None:
+def plot_train(specs, backends, overrides, output, max_memory) -> None:
     """The training loss of each SPEC against steps, one line per spec (or per backend)."""
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()
-    loaded = [load_one(p, overrides, False, err) for p in specs]
+    loaded = [load_one(p, overrides, False, err, output) for p in specs]
     names = backends or [None]
     title = printable(loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded))
     target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
-    runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False))
+    runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False,
+                                                      max_memory=max_memory))
                           for exp in loaded for b in names], several_specs=len(loaded) > 1)
     outputs.write_file(target, figure_bytes(train_figure(title, runs), fmt), shown)
     out.print(Text.assemble("wrote ", printable(shown)))
@@ -86,8 +90,9 @@ def plot_train(specs, backends, overrides, output) -> None:
               help="Run on this backend instead of the spec's.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
 @click.option("--output", default="report.html", show_default=True, metavar="FILE")
+@max_memory
 @reports_errors
-def report(specs, backend, overrides, output) -> None:
+def report(specs, backend, overrides, output, max_memory) -> None:
     """Write one self-contained HTML page (styles and figures inline) about each SPEC."""
     from . import curve
     from . import report as html
@@ -98,7 +103,7 @@ def report(specs, backend, overrides, output) -> None:
     entries, codes = [], []
     for path in specs:
         outcome = attempt(path, lambda path=path: html.entry(
-            load_one(path, overrides, False, err), backend, curve), err)
+            load_one(path, overrides, False, err, output), backend, curve, max_memory), err)
         entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
         codes.append(outcome.exit_code if isinstance(outcome, Failure) else outcome[0].exit_code)
     outputs.write_file(target, html.page(entries, version=__version__), output)

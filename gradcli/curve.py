@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backends
+from . import backends, runner
 from .errors import GradcliError
 from .record import record
 
@@ -94,8 +94,16 @@ def elementwise_inputs(result) -> list[str]:
 
 
 def sweep(experiment, name: str, *, backend: str | None = None, span: tuple | None = None,
-          points: int = POINTS, program=None) -> Curve:
-    """Replay the spec at every point of the sweep; program reuses an already built one."""
+          points: int = POINTS, program=None, max_memory: int | None = None) -> Curve:
+    """Replay the spec at every point of the sweep; program reuses an already built one.
+
+    The build and every replay run under the same memory budget as runner.run.
+    """
+    with runner.budget(max_memory):
+        return _sweep(experiment, name, backend, span, points, program)
+
+
+def _sweep(experiment, name, backend, span, points, program) -> Curve:
     problem = sweepable(experiment, name)
     if problem:
         raise GradcliError(problem)

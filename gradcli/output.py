@@ -7,7 +7,7 @@ file); anything else that already exists is treated as `open(path, "w")`
 would treat it: a device or FIFO is written in place, a symlink is followed.
 What `open()` would only do by force is refused: a read-only file (even for
 root), a directory, the spec being run, and a file in a folder that does not
-exist (no folders are created).
+exist (no folders are created), and a file the spec reads (`load:`).
 """
 from __future__ import annotations
 
@@ -61,9 +61,51 @@ def prepare(path_text: str, specs=()) -> Path:
     elif stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) or stat.S_ISFIFO(info.st_mode):
         if not os.access(target, os.W_OK):
             raise _fail(path_text, "is not writable")
+        if stat.S_ISFIFO(info.st_mode):
+            _open_fifo(path_text, target)
     else:
         raise _fail(path_text, "is a socket or other special file, not something gradcli can write")
     return target
+
+
+FIFO_GRACE = 2.0  # seconds a reader started just before us (`cat ff & gradcli ...`) gets
+_fifos: dict = {}  # FIFO path -> the write end opened by prepare(), kept for write_file()
+
+
+def _open_fifo(shown: str, target: Path) -> None:
+    """Open a FIFO's write end now, without blocking: with no reader, a blocking open
+    would hang once the whole run is done. Kept open, so the reader sees no early EOF."""
+    import time
+
+    deadline = time.monotonic() + FIFO_GRACE
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise _fail(shown, exc.strerror or str(exc)) from None
+            if time.monotonic() > deadline:
+                raise _fail(shown, "no process is reading the FIFO; start the reader "
+                                   "first") from None
+            time.sleep(0.02)
+    os.set_blocking(fd, True)
+    _fifos[target] = fd
+
+
+def refuse_read_files(path_text: str | None, experiment) -> None:
+    """An OutputError if --output PATH is a file the spec reads (its `load:` files): by
+    inode, as prepare() refuses the spec itself. Called once the spec is loaded."""
+    if path_text is None:
+        return
+    try:
+        info = os.stat(path_text)
+    except OSError:
+        return  # nothing there (yet) to destroy; prepare() judged the rest
+    for spec in experiment.inputs.values():
+        if spec.loaded_from is not None and os.path.samestat(info, os.stat(spec.loaded_from)):
+            raise _fail(path_text, f"is the file input {spec.name!r} of the spec loads "
+                                   f"({printable(spec.loaded_from)}); pick another file")
 
 
 def _check_can_create(shown: str, target: Path) -> None:
@@ -95,7 +137,7 @@ def write_file(target: Path, text: str | bytes, shown: str) -> None:
         info = None
     try:
         if info is not None and not stat.S_ISREG(info.st_mode):
-            with _open(target, text) as handle:  # a device or FIFO: in place
+            with _open(_fifos.pop(target, target), text) as handle:  # a device or FIFO: in place
                 handle.write(text)
         else:
             _replace(target, text, info)

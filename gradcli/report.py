@@ -64,14 +64,16 @@ $sections
 REPORT_POINTS = 201  # per curve: eager backends build the spec again for every point
 
 
-def entry(experiment, backend: str | None, curve) -> tuple:
-    """(Result, [Curve]) for one spec: the run, and a curve for each elementwise input."""
+def entry(experiment, backend: str | None, curve, max_memory: int | None = None) -> tuple:
+    """(Result, [Curve]) for one spec: the run, and a curve for each elementwise input,
+    all under the memory budget (max_memory bytes; runner.budget)."""
     from . import backends, runner
-    result = runner.run(experiment, backend=backend)
+    result = runner.run(experiment, backend=backend, max_memory=max_memory)
     names = curve.elementwise_inputs(result)
-    program = backends.build(experiment, backend) if names else None  # untouched by training
+    with runner.budget(max_memory):  # a fresh program, untouched by training
+        program = backends.build(experiment, backend) if names else None
     return result, [curve.sweep(experiment, name, backend=backend, points=REPORT_POINTS,
-                                program=program) for name in names]
+                                program=program, max_memory=max_memory) for name in names]
 
 
 def page(entries: list, *, version: str) -> str:

@@ -80,8 +80,13 @@ def run(experiment, *, backend: str | None = None, numeric: bool = True,
     2 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
     before it allocates.
     """
-    with memory_budget(max_memory or DEFAULT_TOTAL, hint=MEMORY_HINT):
+    with budget(max_memory):
         return _run(experiment, backend, numeric, progress)
+
+
+def budget(max_memory: int | None = None):
+    """The memory budget a command's tensors are built under (run, curve sweeps, report)."""
+    return memory_budget(max_memory or DEFAULT_TOTAL, hint=MEMORY_HINT)
 
 
 def _run(experiment, backend, numeric, progress) -> Result:

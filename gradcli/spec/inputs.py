@@ -60,6 +60,7 @@ class InputBuilder:
         dtype = expect_choice(dtype_node, sub(key, "dtype"), DTYPES) if dtype_node is not None else None
         shape_node = optional(node, "shape")
         shape = parse_shape(shape_node, sub(key, "shape")) if shape_node is not None else None
+        self.loaded_from = None  # _load sets it
         value = getattr(self, "_" + source)(name, node, key, source, dtype, shape)
         trainable_node = optional(node, "trainable")
         is_float = value.dtype.kind == "f"
@@ -71,7 +72,7 @@ class InputBuilder:
                 raise fail(trainable_node, sub(key, "trainable"),
                            f"{article} {value.dtype} input is never trainable",
                            "use a float dtype, or remove 'trainable: true'")
-        return InputSpec(name, value, trainable, loc)
+        return InputSpec(name, value, trainable, loc, self.loaded_from)
 
     def count(self, size: int, node: YNode, key: str) -> None:
         """Refuse an input, or the inputs together, past the element limits."""
@@ -157,6 +158,7 @@ class InputBuilder:
             raise fail(path_node, path_key, f"expected a file name, got {describe(path_node)}")
         from gradcli.spec import npz  # zipfile only for specs that load files
         path = npz.resolve(expect_str(path_node, path_key), self.base_dir, path_node, path_key)
+        self.loaded_from = path
         key_node = optional(node, "key")
         wanted = expect_str(key_node, sub(key, "key")) if key_node is not None else None
         array_name, file_shape, file_dtype = npz.read_header(path, wanted, path_node, key_node,

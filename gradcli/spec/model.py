@@ -1,6 +1,8 @@
 """The validated experiment: plain data the runner builds graphs from (no YAML inside)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from gradcli.errors import SpecError
@@ -48,6 +50,7 @@ class InputSpec:
     value: np.ndarray
     trainable: bool
     loc: Location
+    loaded_from: Path | None = None  # the file a `load:` input read (--output must not be it)
 
 
 @record
