@@ -49,7 +49,7 @@ def prepare(path_text: str, specs=()) -> Path:
     except OSError as exc:
         raise _fail(path_text, exc.strerror or str(exc)) from None
     for spec in specs:  # by inode: a symlink or a hard link to the spec is the spec
-        if os.path.samestat(info, os.stat(spec)):
+        if os.path.exists(spec) and os.path.samestat(info, os.stat(spec)):
             raise _fail(path_text, f"is the spec being run ({printable(spec)}); pick another file")
     if stat.S_ISDIR(info.st_mode):
         raise _fail(path_text, "is a directory")

@@ -96,3 +96,16 @@ def test_table_output_goes_to_the_file_as_plain_text(specs, tmp_path):
     assert "gradients of y" in text and "expect: passed" in text
     assert "\x1b" not in text
     assert Path(target).stat().st_size > 200
+
+
+def test_a_missing_spec_or_a_folder_is_reported_beside_it_and_the_others_still_run(specs, tmp_path):
+    a, c = specs("a", CHECKED), specs("c", GOOD)
+    missing, folder = str(tmp_path / "missing.yaml"), str(tmp_path)
+    result = invoke("run", "-q", a, missing, folder, c)
+    assert result.exit_code == 2
+    assert "passed a" in " ".join(result.stderr.split()) and "ran c" in " ".join(result.stderr.split())
+    assert f"error: {missing}: the spec file" in result.stderr and "does not exist" in result.stderr
+    assert f"error: {folder}: " in result.stderr and "is a directory" in result.stderr
+    assert "1 passed, 0 failed, 1 ran (nothing to check), 2 errors" in result.stderr
+    checked = invoke("check", a, missing)
+    assert checked.exit_code == 2 and "ok " in checked.stdout and "does not exist" in checked.stderr
