@@ -72,7 +72,7 @@ def plot_train(specs, backends, overrides, output) -> None:
     out, err = consoles()
     loaded = [load_one(p, overrides, False, err) for p in specs]
     names = backends or [None]
-    title = loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded)
+    title = printable(loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded))
     target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
     runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False))
                           for exp in loaded for b in names], several_specs=len(loaded) > 1)

@@ -1,7 +1,8 @@
 """One self-contained HTML page from Results: tables and figures inline, nothing fetched.
 
 A spec is untrusted, so every string that comes from it (name, description,
-path, tensor names, messages quoting spec text) passes html.escape; figures
+path, tensor names, messages quoting spec text) passes `escape` below: control
+characters shown as `\\x1b` (as in the terminal), then html.escape; figures
 are <img> data URIs (an image cannot run script), and the page carries a
 Content-Security-Policy that forbids scripts and remote loads outright.
 Numbers are formatted as the terminal tables format them.
@@ -9,8 +10,8 @@ Numbers are formatted as the terminal tables format them.
 from __future__ import annotations
 
 import base64
+import html
 import string
-from html import escape
 
 import numpy as np
 
@@ -18,6 +19,13 @@ from . import render
 from .plot import figure_bytes
 from .plot.curve import curve_figure
 from .plot.train import loss_series, train_figure
+from .printable import printable_lines
+
+
+def escape(text) -> str:
+    """Spec text for the page: control characters escaped as in the terminal, then HTML-escaped."""
+    return html.escape(printable_lines(text))
+
 
 PAGE = string.Template("""<!DOCTYPE html>
 <html lang="en">

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..printable import printable
 from . import marks, pyplot
 from .style import BLACK, BLUE, GREEN, VERMILLION, styled
 
@@ -16,7 +17,7 @@ def curve_figure(curve):
     with styled(plt):
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
                                           height_ratios=[1, 1.25], layout="constrained")
-        fig.suptitle(curve.name, fontweight="bold")
+        fig.suptitle(printable(curve.name), fontweight="bold")
         top.set_title(f"{curve.output} along {curve.input} (backend {curve.backend})", fontsize=9.5)
         top_lims = marks.limits([curve.forward])
         _series(top, x, curve.forward, f"forward {curve.output}", BLACK, "-", None, top_lims)

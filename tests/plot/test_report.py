@@ -77,6 +77,17 @@ def test_a_spec_cannot_inject_markup(tmp_path):
     assert "script-src" not in page and "default-src 'none'" in page  # CSP: no script at all
 
 
+def test_control_characters_in_spec_text_are_shown_escaped(tmp_path):
+    spec = tmp_path / "ctl.yaml"
+    spec.write_text('name: "evil\\e[31mRED\\u202e\\a"\ndescription: "title\\e]0;pwned\\a"\n'
+                    "inputs: {x: [1.0, -2.0]}\noutputs:\n  y: x * x\n")
+    code, err, page = write_report(tmp_path, spec)
+    assert code == 0, err
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", page)
+    assert "evil\\x1b[31mRED\\u202e\\x07" in page and "title\\x1b]0;pwned\\x07" in page
+    assert "Glyph" not in err  # the figures' titles get the escaped name too
+
+
 def test_non_finite_values_get_their_note(tmp_path):
     spec = tmp_path / "log.yaml"
     spec.write_text("name: logs\ninputs: {x: [0.0, 1.0]}\noutputs:\n  y: log(x)\n")
