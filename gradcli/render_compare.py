@@ -31,10 +31,10 @@ def _comparison_doc(c) -> dict:
     return {"runs": c.labels, "within_tolerance": c.ok,
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
-                      "notes": r.notes} for r in c.rows],
+                      "excused": r.excused, "notes": r.notes} for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
-                       "max_diff": jsonable(r.max_diff), "within": r.within, "notes": r.notes}
-                      for r in c.train_rows]}
+                       "max_diff": jsonable(r.max_diff), "within": r.within,
+                       "excused": r.excused, "notes": r.notes} for r in c.train_rows]}
 
 
 def comparison_renderables(comparisons: list, tolerance: float | None) -> list:
@@ -94,14 +94,18 @@ def _verdict(row) -> Text:
         return Text("—", style="dim")
     if row.within:
         return Text("ok", style="green")
-    if row.notes:
+    if row.excused:
         return Text("convention (see note)", style="yellow")
     return Text("DIFFERS", style="bold red")
 
 
 def convention_notes(labels: list[str], results, rows) -> Text | None:
     """The notes under a comparison: per row, then each backend's general ones."""
-    lines = [f"{r.output}/{r.input}: {note}" for r in rows for note in r.notes]
+    pairs: dict[str, list] = {}  # one line per note, naming every row it explains
+    for r in rows:
+        for note in r.notes:
+            pairs.setdefault(note, []).append(f"{r.output}/{r.input}")
+    lines = [f"{', '.join(dict.fromkeys(where))}: {note}" for note, where in pairs.items()]
     lines += [f"{label}: {c.text}" for label, res in zip(labels, results)
               for c in res.conventions if c.output is None]
     if not lines:

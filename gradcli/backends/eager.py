@@ -228,7 +228,7 @@ class EagerBuilder:
         if self.log is not None and not self.vjps:
             self.log.op(name, self.place, inputs, outs)
         if self.inspect:
-            self.program.inspect_op(name, inputs, attrs, [id(t) in self.made for t in inputs])
+            self.program.inspect_op(name, inputs, attrs, [id(t) in self.made for t in inputs], outs)
         self._record(inputs, outs, pattern)
         return outs[0] if len(outs) == 1 else outs
 

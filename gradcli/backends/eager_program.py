@@ -71,13 +71,13 @@ class EagerProgram(Program):
         if convention not in self.conventions:
             self.conventions.append(convention)
 
-    def inspect_op(self, name: str, inputs: list, attrs: dict, literal: list) -> None:
+    def inspect_op(self, name: str, inputs: list, attrs: dict, literal: list, outs=()) -> None:
         """Note where the framework's own op would differ here (ties, bounds, pow's exponent)."""
         check = self.kit.checks.get(name)
         if check is not None:
             text = check([np.asarray(self.kit.numpy(t)) for t in inputs], literal)
             if text:
-                self._edges.append((name, text, [id(t) for t in inputs]))
+                self._edges.append((name, text, [id(t) for t in inputs], [id(t) for t in outs]))
 
     def _note_edges(self, env, graph) -> None:
         """Each edge note on the output/input pairs whose path crosses its op (so that compare
@@ -88,9 +88,12 @@ class EagerProgram(Program):
                 x = env.get(self.canonical(name))
                 if self.kit.is_tensor(env[out.name]) and self.kit.is_tensor(x):
                     pairs.append((out.name, name, id(env[out.name]), id(x)))
-        for op, text, inputs in self._edges:
+        for op, text, inputs, results in self._edges:
+            # through the op itself: y depends on one of its results, one of its inputs on x
+            # (y depending on the op's input alone, e.g. on x itself, is another path)
             hits = [(o, n) for o, n, y, x in pairs
-                    if any(graph.depends(y, i, set()) and graph.depends(i, x, set()) for i in inputs)]
+                    if any(graph.depends(y, r, set()) for r in results)
+                    and any(graph.depends(i, x, set()) for i in inputs)]
             for o, n in hits or [(None, None)]:
                 self.note(Convention(op, text, o, n))
         self._edges.clear()

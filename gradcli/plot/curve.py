@@ -7,12 +7,6 @@ from ..printable import printable
 from . import marks, pyplot
 from .style import BLACK, BLUE, GREEN, VERMILLION, styled
 
-# Where a series' marks sit, in axes coordinates (0 bottom, 1 top), and how they look.
-EDGE = {"+inf": (0.97, "^", True), "above": (0.97, "^", False), "NaN": (0.03, "X", True),
-        "-inf": (0.03, "v", True), "below": (0.03, "v", False)}
-EDGE_TEXT = {"+inf": "+inf", "-inf": "-inf", "NaN": "NaN", "above": "off scale (above)",
-             "below": "off scale (below)"}
-
 
 def curve_figure(curve):
     """A Figure of a Curve: two stacked axes sharing x; the region where the overridden
@@ -66,9 +60,4 @@ def _series(ax, x, y, label: str, color: str, dash, marker, lims) -> None:
     every = max(1, len(x) // 25)
     ax.plot(bx, by, color=color, linestyle=dash, label=label, marker=marker, markersize=3.2,
             markevery=every if marker else None, gid=label)
-    for kind, mask in {**marks.nonfinite(y), **hidden}.items():
-        level, symbol, filled = EDGE[kind]
-        ax.plot(x[mask], np.full(mask.sum(), level), linestyle="none", marker=symbol,
-                markersize=7, color=color, markerfacecolor=color if filled else "white",
-                transform=ax.get_xaxis_transform(), clip_on=False,
-                label=f"{label.split(' (')[0]}: {EDGE_TEXT[kind]}")
+    marks.draw_edges(ax, x, {**marks.nonfinite(y), **hidden}, label.split(" (")[0], color)

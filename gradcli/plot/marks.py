@@ -11,6 +11,12 @@ JUMP_SHARE = 0.02   # a step bigger than this share of the series' range may be 
 JUMP_RATIO = 4.0    # ... when it is this many times the typical step around it
 WINDOW = 3
 
+# Where a series' marks sit, in axes coordinates (0 bottom, 1 top), and how they look.
+EDGE = {"+inf": (0.97, "^", True), "above": (0.97, "^", False), "NaN": (0.03, "X", True),
+        "-inf": (0.03, "v", True), "below": (0.03, "v", False)}
+EDGE_TEXT = {"+inf": "+inf", "-inf": "-inf", "NaN": "NaN", "above": "off scale (above)",
+             "below": "off scale (below)"}
+
 
 def jumps(y) -> np.ndarray:
     """One flag per segment (between point i and i+1): the series jumps there, so the
@@ -86,3 +92,15 @@ def spans_decades(values, decades: float = 2.0) -> bool:
     if v.size < 2 or np.any(v <= 0):
         return False
     return bool(np.log10(v.max() / v.min()) > decades)
+
+
+def draw_edges(ax, x, kinds: dict, label: str, color: str) -> None:
+    """Mark the points of each kind ({kind: mask}, from nonfinite and off_scale) at the axes'
+    edge: +inf and above at the top, -inf, below and NaN at the bottom."""
+    x = np.asarray(x)
+    for kind, mask in kinds.items():
+        level, symbol, filled = EDGE[kind]
+        ax.plot(x[mask], np.full(mask.sum(), level), linestyle="none", marker=symbol,
+                markersize=7, color=color, markerfacecolor=color if filled else "white",
+                transform=ax.get_xaxis_transform(), clip_on=False,
+                label=f"{label}: {EDGE_TEXT[kind]}")

@@ -34,7 +34,8 @@ def training_runs(runs: list, *, several_specs: bool) -> list:
 
 def train_figure(title: str, runs: list, units: dict | None = None):
     """A Figure with one axes per quantity, steps along x; log y when a quantity spans more
-    than two decades; a non-finite step is marked at the axes' bottom edge."""
+    than two decades; a non-finite step is marked at the axes' edge as plot curve marks it
+    (+inf at the top, -inf and NaN at the bottom)."""
     plt = pyplot()
     quantities = list(dict.fromkeys(q for _, series in runs for q in series))
     units = units or {}
@@ -56,11 +57,8 @@ def train_figure(title: str, runs: list, units: dict | None = None):
                     ax.plot(np.arange(len(y)), y, color=style["color"], linestyle=dash,
                             marker=style["marker"], markersize=4,
                             markevery=max(1, len(y) // 20), label=name, gid=f"{quantity}:{name}")
-                    bad = ~np.isfinite(y)
-                    if bad.any():
-                        ax.plot(np.flatnonzero(bad), np.full(bad.sum(), 0.03), linestyle="none",
-                                marker="X", markersize=7, color=style["color"], clip_on=False,
-                                transform=ax.get_xaxis_transform(), label=f"{name}: not finite")
+                    marks.draw_edges(ax, np.arange(len(y)), marks.nonfinite(y), name,
+                                     style["color"])
             if every and marks.spans_decades(np.concatenate(every)):
                 ax.set_yscale("log")
             ax.set_ylabel(units.get(quantity, quantity))

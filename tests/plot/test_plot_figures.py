@@ -187,3 +187,62 @@ def test_the_default_file_name_cannot_leave_the_directory(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path / "work")
     assert invoke("plot", "curve", str(spec), "--points", "5").exit_code == 0
     assert [p.name for p in (tmp_path / "work").iterdir()] == ["x--b--y-curve.png"]
+
+
+DIVERGE = """
+name: diverge
+inputs: {w: [1.0, 2.0]}
+outputs: {loss: exp(w * w * 30)}
+train: {loss: loss, optimizer: {name: sgd, lr: 1.0}, steps: 3}
+"""
+
+
+def diverge_losses() -> list:
+    """numpy's own sgd on sum(exp(30 w^2)): overflows to +inf, then NaN."""
+    w, losses = np.array([1.0, 2.0]), []
+    with np.errstate(all="ignore"):
+        for _ in range(3):
+            losses.append(np.sum(np.exp(w * w * 30)))
+            w = w - 1.0 * 60 * w * np.exp(w * w * 30)
+        losses.append(np.sum(np.exp(w * w * 30)))
+    return losses
+
+
+def edge_marks(ax, label: str) -> dict:
+    """{kind: (steps, level in axes coordinates, marker)} of a run's edge marks."""
+    found = {}
+    for line in ax.get_lines():
+        name = line.get_label()
+        if name.startswith(f"{label}: "):
+            assert line.get_transform() == ax.get_xaxis_transform()  # y in axes coordinates
+            found[name[len(label) + 2:]] = (list(line.get_xdata()), set(line.get_ydata()),
+                                            line.get_marker())
+    return found
+
+
+def test_plot_train_marks_a_diverged_loss_at_the_top_not_at_the_bottom(tmp_path, monkeypatch):
+    expected = diverge_losses()
+    assert np.isposinf(expected[1]) and np.isposinf(expected[2]) and np.isnan(expected[3])
+    (tmp_path / "div.yaml").write_text(DIVERGE)
+    (tmp_path / "descent.yaml").write_text(DESCENT.replace("STEPS", "3"))
+    drawn = {}
+    import gradcli.plot.train as train_module
+
+    def keep(title, runs, units=None):
+        drawn["fig"] = fig = train_figure(title, runs, units)
+        return fig
+    monkeypatch.setattr(train_module, "train_figure", keep)
+    result = invoke("plot", "train", str(tmp_path / "div.yaml"), str(tmp_path / "descent.yaml"),
+                    "--output", str(tmp_path / "t.png"))
+    assert result.exit_code == 0, result.stderr
+    (ax,) = drawn["fig"].axes
+    np.testing.assert_allclose(lines(ax)["diverge"].get_ydata(), expected, rtol=1e-12)
+    assert edge_marks(ax, "diverge") == {"+inf": ([1, 2], {0.97}, "^"), "NaN": ([3], {0.03}, "X")}
+    assert edge_marks(ax, "descent") == {}
+
+
+def test_train_figure_marks_each_kind_of_non_finite_loss_at_its_edge():
+    fig = train_figure("t", [("run", {"loss": {"train": [1.0, -np.inf, np.nan, np.inf, 2.0]}})])
+    (ax,) = fig.axes
+    assert edge_marks(ax, "run") == {"+inf": ([3], {0.97}, "^"), "-inf": ([1], {0.03}, "v"),
+                                     "NaN": ([2], {0.03}, "X")}
