@@ -92,6 +92,12 @@ class TrainRecord:
     final: dict = Factory(dict)
     final_loss: float | None = None
     nonfinite: Nonfinite | None = None  # the first step whose loss or update was not finite
+    steps: int = 0                      # optimizer steps done
+    epochs: int | None = None           # epochs begun (with data), else None
+    eval_steps: list = Factory(list)    # the step count at each metric evaluation
+    metrics: dict = Factory(dict)       # {metric: {"train": [...], "test": [...]}} per evaluation
+    final_metrics: dict = Factory(dict) # {metric: {"train": v, "test": v}} after the last step
+    stopped: dict | None = None         # {"step", "reason", "nonfinite": {...}} or None
 
 
 class Program:

@@ -108,16 +108,52 @@ class ClipSpec:
 
 
 @record
+class ScheduleSpec:
+    """A learning-rate schedule: kind 'cosine' (steps), 'step' (every, gamma) or 'exponential'
+    (gamma), with its parameters by name (spec-v2's formulas)."""
+
+    kind: str
+    params: dict
+
+
+@record
+class DataSpec:
+    """A data set fed batch by batch: the rows as loaded (split and scaled per run, with the
+    run's seed), and the two input names that receive a batch."""
+
+    features: str                # input name (and .npz key) of the feature rows, float [n, k]
+    labels: str                  # input name (and .npz key) of the labels, [n]
+    x: np.ndarray                # every row's features, as loaded (float64)
+    y: np.ndarray                # every row's label (int64 for classes)
+    test: float                  # held-out share (0: no test part)
+    standardize: bool
+    source: str                  # what was loaded, for the reader: a file name or "digits"
+    loc: Location
+    loaded_from: Path | None = None  # the file `load:` read (--output must not be it)
+
+
+@record
 class TrainSpec:
-    """Optimizer steps on the trainable inputs; `hyper` has every default filled in."""
+    """Optimizer steps on the trainable inputs; `hyper` has every default filled in.
+
+    Without data, `steps` is the number of steps and `epochs` is None; with data,
+    `epochs` passes over the training part, capped by `steps` when it is given.
+    """
 
     loss: str
     optimizer: str
     hyper: dict
     clip: ClipSpec | None
-    steps: int
+    steps: int | None
     loc: Location
     keys: dict = Factory(dict)  # {"train.loss": Location, ...} for the keys written in the spec
+    batch_size: int | None = None               # None: the whole training part in one batch
+    epochs: int | None = None
+    schedule: ScheduleSpec | None = None
+    constraints: dict = Factory(dict)           # {variable: Expr}, applied after each step
+    metrics: dict = Factory(dict)               # {metric: Expr}, on the train and test parts
+    eval_every: int = 1                         # epochs (with data) or steps (without)
+    on_nonfinite: str = "stop"                  # stop | error | continue
 
 
 @record
@@ -158,3 +194,4 @@ class Experiment:
     expect: ExpectSpec | None
     raw: dict
     places: dict[str, Location] = Factory(dict)  # "grad_ys.y" -> where its value is written
+    data: DataSpec | None = None  # its features/labels are also in `inputs` (the first batch)
