@@ -49,6 +49,8 @@ td.differs { color: #b34700; font-weight: 600; } td.bad { color: #c00; font-weig
 figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: .9em; }
 code { background: #f3f3f3; padding: 0 .2em; }
+.wide { overflow-x: auto; } .wide td { white-space: nowrap; } pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
+summary { cursor: pointer; color: #0a4f80; }
 </style>
 </head>
 <body>
@@ -77,10 +79,15 @@ def entry(experiment, backend: str | None, curve, max_memory: int | None = None)
 
 
 def page(entries: list, *, version: str) -> str:
-    """The whole page; an entry is (Result, [Curve]) or (label, error message)."""
-    sections = "\n".join(_section(*e) if not isinstance(e[1], str) else _failure(*e)
+    """The whole page; an entry is (Result, [Curve]), a report_sweep.SweepEntry (a sweep
+    directory) or (label, error message)."""
+    from . import report_sweep
+    sections = "\n".join(report_sweep.section(e) if isinstance(e, report_sweep.SweepEntry) else
+                         _section(*e) if not isinstance(e[1], str) else _failure(*e)
                          for e in entries)
-    count = f"{len(entries)} spec{'s' if len(entries) != 1 else ''}"
+    specs, sweeps = report_sweep.count(entries)
+    count = ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in
+                      ((specs, "spec"), (sweeps, "sweep")) if n or (what == "spec" and not sweeps))
     return PAGE.substitute(title="gradcli report", count=count, version=escape(version),
                            sections=sections)
 

@@ -121,6 +121,12 @@ def _name(meta: dict, spec_text: str, path: Path) -> str:
     return path.resolve().name or "sweep"
 
 
+def read_files(path) -> list:
+    """The files a sweep's figure or report reads: --output may not replace them."""
+    path = Path(path)
+    return [path / "sweep.json", path / "results.csv"]
+
+
 def run_doc(path: Path, run: str) -> dict | None:
     """runs/<run>.json as a dict, or None when it is missing or unreadable."""
     if not run or "/" in run or "\\" in run or run.startswith("."):
