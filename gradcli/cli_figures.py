@@ -96,11 +96,12 @@ def plot_sweep(directory, x, y, hue, output) -> None:
     seeds, one line per --hue value (DIR: written by `gradcli sweep --out DIR`)."""
     from .plot import figure_bytes, figure_target
     from .plot.sweep import sweep_figure, sweep_series
-    from .plot.sweep_dir import load, read_files
+    from .plot.sweep_dir import load, refuse_own_files
     out, _ = consoles()
     sweep = load(directory)
     series = sweep_series(sweep, x, y, hue)
-    target, fmt, shown = figure_target(output, sweep.name, "sweep", read_files(directory))
+    refuse_own_files(output, [directory])
+    target, fmt, shown = figure_target(output, sweep.name, "sweep", [])
     outputs.write_file(target, figure_bytes(sweep_figure(sweep.name, series), fmt), shown)
     out.print(Text.assemble("wrote ", printable(shown)))
 
@@ -119,10 +120,11 @@ def report(specs, backend, overrides, output, max_memory) -> None:
     from . import curve, report_sweep
     from . import report as html
     from .plot import pyplot
-    from .plot.sweep_dir import read_files
+    from .plot.sweep_dir import refuse_own_files
     out, err = consoles()
     pyplot()
-    target = outputs.prepare(output, [*specs, *(f for p in specs if p.is_dir() for f in read_files(p))])
+    refuse_own_files(output, [p for p in specs if p.is_dir()])
+    target = outputs.prepare(output, specs)
     entries, codes = [], []
     for path in specs:
         work = ((lambda path=path: report_sweep.entry(path)) if path.is_dir() else

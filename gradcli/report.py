@@ -49,7 +49,8 @@ td.differs { color: #b34700; font-weight: 600; } td.bad { color: #c00; font-weig
 figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: .9em; }
 code { background: #f3f3f3; padding: 0 .2em; }
-.wide { overflow-x: auto; } .wide td { white-space: nowrap; } pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
+.wide { overflow-x: auto; } .wide td { white-space: nowrap; }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
 summary { cursor: pointer; color: #0a4f80; }
 </style>
 </head>

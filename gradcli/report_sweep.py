@@ -131,6 +131,8 @@ def _wide(table: str) -> str:
 
 def count(entries: list) -> tuple[int, int]:
     """(specs, sweeps) among the page's entries."""
-    sweeps = sum(isinstance(e, SweepEntry) for e in entries)
+    from pathlib import Path
+    sweeps = sum(isinstance(e, SweepEntry) or (isinstance(e[1], str) and Path(e[0]).is_dir())
+                 for e in entries)
     return len(entries) - sweeps, sweeps
 

@@ -121,10 +121,20 @@ def _name(meta: dict, spec_text: str, path: Path) -> str:
     return path.resolve().name or "sweep"
 
 
-def read_files(path) -> list:
-    """The files a sweep's figure or report reads: --output may not replace them."""
-    path = Path(path)
-    return [path / "sweep.json", path / "results.csv"]
+def refuse_own_files(output: str | None, directories) -> None:
+    """An OutputError when --output is (by inode) a sweep's sweep.json or results.csv,
+    checked before anything is drawn: a figure must never replace the data it shows."""
+    import os
+
+    from ..output import OutputError
+    if not output or not os.path.exists(output):
+        return
+    for directory in directories:
+        for name in ("sweep.json", "results.csv"):
+            own = Path(directory) / name
+            if own.exists() and os.path.samestat(os.stat(output), os.stat(own)):
+                raise OutputError(f"--output '{printable(output)}': is the {name} of the sweep "
+                                  f"{printable(directory)}; pick another file")
 
 
 def run_doc(path: Path, run: str) -> dict | None:

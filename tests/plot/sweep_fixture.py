@@ -28,9 +28,10 @@ sweep:
 """
 
 
-def write_sweep(root, name: str = "ste-lr", error_column: bool = True) -> list:
-    """Write sweep.json, runs/<id>.json and results.csv under root; return the rows
-    (dicts of the params, the column values as floats, the gradients, failed or not)."""
+def write_sweep(root, name: str = "ste-lr", error_column: bool = True, columns=COLUMNS) -> list:
+    """Write sweep.json, runs/<id>.json and results.csv (with these columns) under root;
+    return the rows (dicts of the params, the column values as floats, the gradients,
+    failed or not)."""
     rng = np.random.default_rng(12)
     (root / "runs").mkdir(parents=True, exist_ok=True)
     grid = {"seed": SEEDS, "train.optimizer.lr": [float(v) for v in LRS],
@@ -66,9 +67,9 @@ def write_sweep(root, name: str = "ste-lr", error_column: bool = True) -> list:
                 k += 1
     with open(root / "results.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["run", *KEYS, *COLUMNS] + ["error"] * error_column)
+        writer.writerow(["run", *KEYS, *columns] + ["error"] * error_column)
         for r in rows:
-            cells = ["" if r["failed"] else repr(r["values"][c]) for c in COLUMNS]
+            cells = ["" if r["failed"] else repr(r["values"][c]) for c in columns]
             writer.writerow([r["run"], *(r[key] for key in KEYS), *cells]
                             + (["boom: the run failed" if r["failed"] else ""] * error_column))
     return rows

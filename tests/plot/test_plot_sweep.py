@@ -207,3 +207,13 @@ def test_a_diverged_run_alone_leaves_its_point_empty(sweep_dir):
     series = sweep_series(load(path), "seed", "final_loss", "override_map.sign")
     assert DIVERGED  # run 0010 is seed 1, lr 1.0, identity: seed 1 identity has 2 finite values
     assert list(series.lines[0].n) == [3, 2, 3]
+
+
+def test_output_may_not_replace_the_sweeps_own_files(sweep_dir, tmp_path):
+    path, _ = sweep_dir
+    before = (path / "sweep.json").read_bytes()
+    (tmp_path / "link.png").symlink_to(path / "sweep.json")  # a .png name, the sweep's file
+    result = invoke("plot", "sweep", str(path), "--x", "seed", "--y", "final_loss",
+                    "--output", str(tmp_path / "link.png"))
+    assert result.exit_code == 2 and "is the sweep.json of the sweep" in result.stderr
+    assert (path / "sweep.json").read_bytes() == before
