@@ -2,7 +2,8 @@
 
 The directory is the file contract of `gradcli sweep --out DIR`: `sweep.json` (the grid
 and the spec's text), `runs/<id>.json` (a run's JSON result plus "params") and
-`results.csv` (one row per run). This module reads them with the csv and json modules
+`results.csv` (one row per run); gradcli sweep's sweep.json has "spec" (the path),
+"spec_text", "keys" (the swept keys) and "runs". This module reads them with the csv and json modules
 only, so it works on any directory written to that contract, and groups runs by every
 swept key but `seed` as the sweep's report does (mean and std with ddof 1).
 
@@ -98,12 +99,16 @@ def load(path) -> SweepDir:
     if "run" not in header:
         raise fail(f"{printable(path / 'results.csv')}: no `run` column in its header")
     rows = [{k: (v or "") for k, v in row.items() if k is not None} for row in reader]
-    keys = [c for c in header if not RESULT_COLUMN.match(c)]
-    columns = [c for c in header if RESULT_COLUMN.match(c) and c not in ("run", "error")]
+    listed = meta.get("keys")  # gradcli sweep names the swept keys; else tell them by name
+    if isinstance(listed, list) and listed and all(k in header for k in listed):
+        keys = [c for c in header if c in listed]
+    else:
+        keys = [c for c in header if not RESULT_COLUMN.match(c)]
+    columns = [c for c in header if c not in keys and c not in ("run", "error")]
     failed = {r["run"] for r in rows if r.get("error", "").strip()}
     failed |= {r["run"] for r in rows if _run_failed(path, r["run"])}
-    spec_text = str(meta.get("spec") if isinstance(meta.get("spec"), str) else
-                    meta.get("text") or meta.get("spec_text") or "")
+    spec_text = next((meta[k] for k in ("spec_text", "text", "spec")  # "spec" may be its path
+                      if isinstance(meta.get(k), str) and "\n" in meta[k]), "")
     return SweepDir(path, _name(meta, spec_text, path), spec_text, keys, columns, rows, failed)
 
 
@@ -245,8 +250,10 @@ def _stats(pairs: list) -> dict:
     t = np.stack([p[1] for p in pairs])
     g_bar, t_bar = g.mean(axis=0), t.mean(axis=0)
     with np.errstate(all="ignore"):
-        norms = np.linalg.norm(g_bar) * np.linalg.norm(t_bar)
-        cosine = float(np.dot(g_bar, t_bar) / norms) if norms > 0 else math.nan
+        ng, nt = float(np.linalg.norm(g_bar)), float(np.linalg.norm(t_bar))
+        # as gradcli sweep's report (and a run's own cosine): 1 when both are zero, 0 when one is
+        cosine = (float(np.clip(np.dot(g_bar, t_bar) / (ng * nt), -1.0, 1.0)) if ng and nt
+                  else float(ng == nt))
         return {"grad_mean_norm": float(np.linalg.norm(g_bar)),
                 "grad_std": float(np.sqrt(np.mean(np.sum((g - g_bar) ** 2, axis=1)))),
                 "bias": float(np.linalg.norm(g_bar - t_bar)), "cosine_of_means": cosine,

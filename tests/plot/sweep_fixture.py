@@ -28,16 +28,23 @@ sweep:
 """
 
 
-def write_sweep(root, name: str = "ste-lr", error_column: bool = True, columns=COLUMNS) -> list:
-    """Write sweep.json, runs/<id>.json and results.csv (with these columns) under root;
+def write_sweep(root, name: str = "ste-lr", error_column: bool = True, columns=COLUMNS,
+                gradcli_meta: bool = True) -> list:
+    """Write sweep.json (as gradcli sweep writes it, or a minimal one: the grid and the
+    spec's text), runs/<id>.json and results.csv (with these columns) under root;
     return the rows (dicts of the params, the column values as floats, the gradients,
     failed or not)."""
     rng = np.random.default_rng(12)
     (root / "runs").mkdir(parents=True, exist_ok=True)
     grid = {"seed": SEEDS, "train.optimizer.lr": [float(v) for v in LRS],
             "override_map.sign": SIGNS}
-    (root / "sweep.json").write_text(json.dumps({"grid": grid, "spec": SPEC.replace(
-        "NAME", json.dumps(name))}))
+    text = SPEC.replace("NAME", json.dumps(name))
+    runs = [{"run": f"{k:04d}", "params": {"seed": s, "train.optimizer.lr": float(lr),
+                                         "override_map.sign": g}}
+            for k, (s, lr, g) in enumerate((s, lr, g) for s in SEEDS for lr in LRS for g in SIGNS)]
+    meta = ({"format": "gradcli-sweep-1", "spec": "ste-lr.yaml", "spec_text": text, "keys": KEYS,
+             "runs": runs} if gradcli_meta else {"grid": grid, "spec": text})
+    (root / "sweep.json").write_text(json.dumps(meta))
     rows, k = [], 0
     for seed in SEEDS:
         for lr in LRS:

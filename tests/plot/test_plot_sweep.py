@@ -104,8 +104,10 @@ def test_without_hue_other_keys_are_pooled_and_said_so(sweep_dir):
 
 
 def test_a_failed_run_is_found_by_its_json_without_an_error_column(tmp_path):
-    write_sweep(tmp_path, error_column=False)
+    """A minimal sweep.json (no "keys"): the swept keys are told from results.csv's header."""
+    write_sweep(tmp_path, error_column=False, gradcli_meta=False)
     sweep = load(tmp_path)
+    assert sweep.name == "ste-lr"  # from the spec's text
     assert sweep.failed == {FAILED} and "error" not in sweep.columns
     assert sweep.columns == COLUMNS
     assert sweep.keys == ["seed", "train.optimizer.lr", "override_map.sign"]
@@ -129,6 +131,16 @@ def test_group_gradient_statistics_are_numpys(sweep_dir):
         assert stats["bias"] == pytest.approx(math.sqrt(np.sum((gb - tb) ** 2)), rel=1e-12)
         assert stats["cosine_of_means"] == pytest.approx(
             np.sum(gb * tb) / math.sqrt(np.sum(gb ** 2) * np.sum(tb ** 2)), rel=1e-12)
+
+
+def test_cosine_of_means_of_zero_gradients_follows_the_runs_convention():
+    from gradcli.plot.sweep_dir import _stats
+    zero, one = np.zeros(2), np.array([1.0, 0.0])
+    assert _stats([(zero, zero), (zero, zero)])["cosine_of_means"] == 1.0
+    assert _stats([(zero, one), (zero, one)])["cosine_of_means"] == 0.0
+    # the means cancel: g = ±1 has mean 0, so the cosine is 0 while grad_std is 1
+    stats = _stats([(one, one), (-one, one)])
+    assert stats["cosine_of_means"] == 0.0 and stats["grad_std"] == 1.0 and stats["bias"] == 1.0
 
 
 def test_each_file_type_by_extension_and_the_default_name(sweep_dir, tmp_path, monkeypatch):
