@@ -117,8 +117,14 @@ def sweep_figure(title: str, series: SweepSeries):
             ax.set_xticks(x, [printable(v) for v in series.x_values])
             ax.set_xlim(x.min() - 0.4, x.max() + 0.4) if len(x) else None
             ax.grid(axis="x", visible=False)
-        elif len(x) > 1 and marks.spans_decades(x, 1.0):
-            ax.set_xscale("log")
+            if sum(len(printable(v)) for v in series.x_values) > 60:  # long labels: slant them
+                ax.tick_params(axis="x", labelrotation=20)
+        else:
+            if len(x) > 1 and marks.spans_decades(x, 1.0):
+                ax.set_xscale("log")
+            if len(x) <= 12:  # a tick at each swept value, written as in results.csv
+                ax.set_xticks(x, [printable(v) for v in series.x_values])
+                ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.set_xlabel(f"{printable(series.x_key)} (swept)")
         ax.set_ylabel(printable(series.y_column))
         handles, labels = ax.get_legend_handles_labels()

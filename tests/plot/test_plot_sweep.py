@@ -2,6 +2,7 @@
 import json
 import math
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -229,3 +230,33 @@ def test_output_may_not_replace_the_sweeps_own_files(sweep_dir, tmp_path):
                     "--output", str(tmp_path / "link.png"))
     assert result.exit_code == 2 and "is the sweep.json of the sweep" in result.stderr
     assert (path / "sweep.json").read_bytes() == before
+
+
+def test_the_bundled_sweep_behind_the_readme_figure(tmp_path):
+    """docs/examples/ste-binary-weights-sweep (gradcli sweep's own output): the figure's lines
+    are numpy's means over results.csv, and the results match the spec's grid."""
+    import csv
+
+    import yaml
+    root = Path(__file__).parent.parent.parent / "docs" / "examples"
+    grid = yaml.safe_load((root / "ste-binary-weights.yaml").read_text())["sweep"]
+    with open(root / "ste-binary-weights-sweep" / "results.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == len(grid["seed"]) * len(grid["train.optimizer.lr"]) * 2
+    assert not any(r["error"] for r in table)
+    series = sweep_series(load(root / "ste-binary-weights-sweep"), "train.optimizer.lr",
+                          "final_loss", "override_map.Sign")
+    np.testing.assert_array_equal(series.positions, grid["train.optimizer.lr"])
+    for line, rule in zip(series.lines, grid["override_map.Sign"]):
+        for k, lr in enumerate(grid["train.optimizer.lr"]):
+            ys = [float(r["final_loss"]) for r in table
+                  if float(r["train.optimizer.lr"]) == lr and r["override_map.Sign"] == rule]
+            assert line.mean[k] == pytest.approx(np.mean(ys), rel=1e-14, abs=1e-15)
+            assert line.std[k] == pytest.approx(np.std(ys, ddof=1), rel=1e-12, abs=1e-15)
+    # what the README says: PassThrough reaches 0 at lr 1; QuantizeGrad stays where it stopped
+    assert series.lines[1].mean[-1] == 0 and series.lines[0].mean[-1] > 0.5
+    fig_path = tmp_path / "s.png"
+    result = invoke("plot", "sweep", str(root / "ste-binary-weights-sweep"), "--x",
+                    "train.optimizer.lr", "--y", "final_loss", "--hue", "override_map.Sign",
+                    "--output", str(fig_path))
+    assert result.exit_code == 0, result.stderr
