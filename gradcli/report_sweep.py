@@ -33,14 +33,22 @@ def entry(path) -> SweepEntry:
     return SweepEntry(sweep, sweep_dir.groups(sweep))
 
 
+def finite_values(sweep: sweep_dir.SweepDir, column: str) -> set:
+    found = (sweep_dir.number(r.get(column)) for r in sweep.ok_rows())
+    return {v for v in found if math.isfinite(v)}
+
+
 def plots(sweep: sweep_dir.SweepDir) -> list:
-    """(x key, column, hue key) of each figure: every numeric column against every swept key
-    but seed, hued by the first other swept key but seed."""
+    """(x key, column, hue key) of each figure: every numeric column that is not the same
+    in every run, against every swept key but seed, hued by the first other one."""
     keys = sweep_dir.group_keys(sweep)
-    rows = sweep.ok_rows()
-    numeric = [c for c in sweep.columns
-               if any(math.isfinite(sweep_dir.number(r.get(c))) for r in rows)]
-    return [(x, c, next((k for k in keys if k != x), None)) for x in keys for c in numeric]
+    varying = [c for c in sweep.columns if len(finite_values(sweep, c)) > 1]
+    return [(x, c, next((k for k in keys if k != x), None)) for x in keys for c in varying]
+
+
+def constants(sweep: sweep_dir.SweepDir) -> dict:
+    """{column: value} of the columns with one finite value in every run (not drawn)."""
+    return {c: next(iter(v)) for c in sweep.columns if len(v := finite_values(sweep, c)) == 1}
 
 
 def section(e: SweepEntry) -> str:
@@ -65,12 +73,18 @@ def section(e: SweepEntry) -> str:
         caption = (f"{column} against {x}" + (f", one line per {hue}" if hue else "")
                    + ": mean ± 1 std over seeds" + "".join(f"; {n}" for n in series.notes()))
         parts.append(_figure(sweep_figure(s.name, series), caption))
+    same = constants(s)
+    if same:
+        from .render import number_text
+        parts.append('<p class="meta">not drawn, the same in every run: ' + ", ".join(
+            f"<code>{escape(c)}</code> = {escape(number_text(v).plain)}" for c, v in same.items())
+            + "</p>")
     if len(wanted) > MAX_FIGURES:
         parts.append(f'<p class="warn">{len(wanted) - MAX_FIGURES} more figures not drawn; '
                      "use <code>gradcli plot sweep DIR --x KEY --y COLUMN</code></p>")
     elif not wanted:
         parts.append('<p class="meta">no sweep plots: only seeds were swept, or no column has '
-                     "a finite value</p>")
+                     "two different finite values</p>")
     parts.append("</section>")
     return "\n".join(parts)
 

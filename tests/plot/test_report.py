@@ -218,6 +218,23 @@ def test_a_sweep_report_holds_the_grouped_table_gradient_statistics_and_plots(tm
     assert "<details><summary>the spec</summary><pre>name: &quot;ste-lr&quot;" in page
 
 
+def test_a_column_that_is_the_same_in_every_run_is_said_not_drawn(tmp_path):
+    import csv
+    write_sweep(tmp_path / "sw", columns=FEW)
+    with open(tmp_path / "sw" / "results.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    for row in table:
+        row["y/x.sign_agreement"] = "" if row["error"] else "1.0"
+    with open(tmp_path / "sw" / "results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    code, err, page = write_report(tmp_path, tmp_path / "sw")
+    assert code == 0, err
+    assert len(images(page)) == 4  # final_loss and final.accuracy.test against lr and sign
+    assert "the same in every run: <code>y/x.sign_agreement</code> = 1</p>" in page
+
+
 def test_a_spec_and_a_sweep_share_one_page_and_a_bad_dir_is_an_error_beside_them(tmp_path):
     write_sweep(tmp_path / "sw", columns=FEW)
     (tmp_path / "notasweep").mkdir()
