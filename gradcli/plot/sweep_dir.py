@@ -117,12 +117,14 @@ def _name(meta: dict, spec_text: str, path: Path) -> str:
     if isinstance(meta.get("name"), str) and meta["name"]:
         return meta["name"]
     import yaml
+    # only the top-level name: line is parsed, never the whole text (aliases could explode it)
+    line = re.search(r"^name:[ \t]*(\S.*)$", spec_text, re.MULTILINE)
     try:
-        doc = yaml.safe_load(spec_text[:MAX_FILE_BYTES]) if spec_text else None
+        name = yaml.safe_load(line.group(1)) if line and len(line.group(1)) < 1000 else None
     except yaml.YAMLError:
-        doc = None
-    if isinstance(doc, dict) and isinstance(doc.get("name"), str) and doc["name"]:
-        return doc["name"]
+        name = None
+    if isinstance(name, str) and name:
+        return name
     return path.resolve().name or "sweep"
 
 
