@@ -15,7 +15,7 @@ import numpy as np
 from ..printable import printable
 from . import marks, pyplot
 from .style import line_style, styled
-from .sweep_dir import SweepDir, check_column, check_key, is_number, mean_std, number
+from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, mean_std, number
 
 
 @dataclass
@@ -58,7 +58,6 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
     if hue is not None:
         check_key(sweep, hue, "--hue")
         if hue == x:
-            from .sweep_dir import fail
             raise fail(f"--hue {printable(hue)!r} is also --x; pick another swept key")
     x_values = sweep.values(x)
     categorical = not all(is_number(v) for v in x_values)
@@ -76,6 +75,10 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
             means.append(mean), stds.append(std), ns.append(n)
         label = "mean" if h is None else h
         lines.append(SweepLine(label, np.array(means), np.array(stds), np.array(ns)))
+    if not any(line.n.sum() for line in lines):
+        raise fail(f"nothing to draw: no run of {printable(sweep.path)} has a finite {printable(y)} "
+                   f"({len(sweep.rows)} run{'s' * (len(sweep.rows) != 1)}, "
+                   f"{len(sweep.rows) - len(rows)} failed)")
     pooled = [k for k in sweep.keys if k not in (x, hue, "seed")]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
                        failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled)
