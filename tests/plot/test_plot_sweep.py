@@ -264,3 +264,17 @@ def test_the_bundled_sweep_behind_the_readme_figure(tmp_path):
                     "train.optimizer.lr", "--y", "final_loss", "--hue", "override_map.Sign",
                     "--output", str(fig_path))
     assert result.exit_code == 0, result.stderr
+
+
+def test_without_matplotlib_exit_2_with_the_pip_hint(sweep_dir, tmp_path, monkeypatch):
+    import sys
+    path, _ = sweep_dir
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    for args in (["plot", "sweep", str(path), "--x", "seed", "--y", "final_loss"],
+                 ["report", str(path)]):
+        result = invoke(*args, "--output", str(tmp_path / "f.png"))
+        assert result.exit_code == 2, args
+        assert "pip install 'gradcli[plot]'" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "f.png").exists()
