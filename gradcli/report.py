@@ -139,9 +139,10 @@ def _header(result) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _table(caption: str, head: list, rows: list) -> str:
-    """rows: lists of (text, css class) cells; every text is escaped here."""
-    th = "".join(f'<th class="{"name" if i == 0 else ""}">{escape(h)}</th>' for i, h in enumerate(head))
+def _table(caption: str, head: list, rows: list, names: int = 1) -> str:
+    """rows: lists of (text, css class) cells; every text is escaped here; the first `names`
+    columns are names (headed on the left)."""
+    th = "".join(f'<th class="{"name" if i < names else ""}">{escape(h)}</th>' for i, h in enumerate(head))
     body = "".join("<tr>" + "".join(f'<td class="{cls}">{escape(text)}</td>' for text, cls in row)
                    + "</tr>" for row in rows)
     return f"<table><caption>{escape(caption)}</caption><tr>{th}</tr>{body}</table>"

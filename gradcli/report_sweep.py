@@ -120,7 +120,7 @@ def _groups_table(e: SweepEntry) -> str:
         rows.append([*((params[k], "name") for k in keys), (str(len(members)), ""),
                      *(_cell(m, sd, n, len(members)) for m, sd, n in stats.values())])
     caption = "groups: mean ± std (ddof 1) over " + ("seeds" if "seed" in s.keys else "runs")
-    return _wide(_table(caption, [*keys, "n", *s.columns], rows))
+    return _wide(_table(caption, [*keys, "n", *s.columns], rows, names=len(keys)))
 
 
 def _gradients_table(e: SweepEntry) -> str:
@@ -136,7 +136,7 @@ def _gradients_table(e: SweepEntry) -> str:
         return '<p class="meta">no gradients in runs/*.json to summarize</p>'
     return _wide(_table("overridden gradient g over the runs of each group; t the true gradient: "
                         "‖ḡ‖, sqrt(mean ‖g − ḡ‖²), ‖ḡ − t̄‖, cos(ḡ, t̄)",
-                        [*keys, "output/input", "n", *STATS], rows))
+                        [*keys, "output/input", "n", *STATS], rows, names=len(keys) + 1))
 
 
 def _wide(table: str) -> str:
