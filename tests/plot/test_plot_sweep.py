@@ -278,3 +278,31 @@ def test_without_matplotlib_exit_2_with_the_pip_hint(sweep_dir, tmp_path, monkey
         assert result.exit_code == 2, args
         assert "pip install 'gradcli[plot]'" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "f.png").exists()
+
+
+REAL = Path(__file__).parent / "data"
+
+
+def test_a_directory_written_by_gradcli_sweep_gives_its_own_grouped_report():
+    """tests/plot/data/sweep-real: `gradcli sweep ste-binary-weights-3-steps.yaml --param
+    train.optimizer.lr=0.2,0.5 --seeds 3 --out sweep-real --format json` (sweep-real-report.json
+    is its report): read back here, the groups, their columns and the gradient statistics are
+    the sweep's own."""
+    expected = json.loads((REAL / "sweep-real-report.json").read_text())["groups"]
+    sweep = load(REAL / "sweep-real")
+    assert sweep.name == "ste-binary-weights" and sweep.keys == [
+        "seed", "train.optimizer.lr", "override_map.Sign"]
+    found = groups(sweep)
+    assert len(found) == len(expected) == 4
+    from gradcli.plot.sweep_dir import column_stats
+    for (params, members), want in zip(found, expected):
+        assert {k: str(v) for k, v in want["params"].items()} == params
+        assert len(members) == want["n"]
+        for column, (mean, std, _) in column_stats(members, sweep.columns).items():
+            assert mean == pytest.approx(want["columns"][column]["mean"], rel=1e-12, abs=1e-15)
+            assert std == pytest.approx(want["columns"][column]["std"], rel=1e-12, abs=1e-15)
+        stats = gradient_stats(sweep, members)
+        for out, per in want["gradients"].items():
+            for name, values in per.items():
+                for key, value in values.items():
+                    assert stats[out][name][key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
