@@ -30,9 +30,10 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 class DataError(ValueError):
     """The data cannot be used; `hint` says what to do, when something can be done."""
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, about: str | None = None) -> None:
         super().__init__(message)
         self.message, self.hint = message, hint
+        self.about = about  # "label" when the label column is the problem
 
 
 @record
@@ -212,9 +213,11 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
 
         close = difflib.get_close_matches(label, header, n=1, cutoff=0.6)
         raise DataError(f"the csv has no column {label!r}; its columns are "
-                        f"{', '.join(header)}", f"did you mean {close[0]!r}?" if close else None)
+                        f"{', '.join(header)}", f"did you mean {close[0]!r}?" if close else None,
+                        "label")
     elif header.count(label) > 1:
-        raise DataError(f"the csv has {header.count(label)} columns named {label!r}")
+        raise DataError(f"the csv has {header.count(label)} columns named {label!r}",
+                        about="label")
     else:
         at = header.index(label)
     x: list[float] = []
