@@ -62,7 +62,7 @@ class Parts:
 
 
 # ----- spec-v2's definitions -----
-def test_size(n: int, test: float) -> int:
+def held_out(n: int, test: float) -> int:
     """How many of `n` rows are held out: round(test * n) (Python's round, half to even)."""
     return round(test * n)
 
@@ -71,7 +71,7 @@ def split(n: int, test: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(test_rows, train_rows): perm = default_rng([seed, 1]).permutation(n), the test part
     perm[:n_test] and the training part perm[n_test:], each in that order."""
     perm = np.random.default_rng([seed, 1]).permutation(n)
-    n_test = test_size(n, test)
+    n_test = held_out(n, test)
     return perm[:n_test], perm[n_test:]
 
 
