@@ -71,3 +71,45 @@ def test_a_missing_scikit_learn_exits_2_with_the_pip_hint(tmp_path, monkeypatch)
     assert "needs scikit-learn, which is not installed (pip install 'gradcli[data]')" in \
         result.stderr
     assert "Traceback" not in result.output
+
+
+COMBINED = """\
+dtype: float32
+seed: 3
+data: {load: two_blobs.csv, features: X, labels: y, test: 0.5}
+inputs:
+  w: [0.4, -1.5]
+register:
+  STE: where(abs(x) <= 1, dy, 0)
+override_map: {sign: STE}
+let:
+  z: matmul(X, sign(w))
+outputs:
+  loss: mean(softplus(z) - cast(y, dtype(z)) * z)
+"""
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_data_with_an_override_and_float32(tmp_path, backend):
+    """Binary weights through a straight-through sign on unscaled float32 rows: the overridden
+    gradient is X^T dz masked where |w| > 1, the true one is zero."""
+    (tmp_path / "two_blobs.csv").write_bytes(CSV.read_bytes())
+    (tmp_path / "s.yaml").write_text(COMBINED)
+    result = invoke("run", tmp_path / "s.yaml", "--backend", backend, "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    raw = np.genfromtxt(CSV, delimiter=",", names=True, dtype=None, encoding="utf-8")
+    x = np.column_stack([raw["x1"], raw["x2"]])
+    y = (raw["color"] == "red").astype(np.int64)
+    perm = np.random.default_rng([3, 1]).permutation(30)
+    order = np.random.default_rng([3, 2, 0]).permutation(15)
+    xb = x[perm[15:]][order].astype(np.float32).astype(np.float64)
+    yb = y[perm[15:]][order]
+    w = np.array([0.4, -1.5], np.float32)
+    z = xb @ np.sign(w)
+    dz = (1 / (1 + np.exp(-z)) - yb) / len(yb)
+    np.testing.assert_allclose(doc["values"]["z"], z, rtol=1e-6)
+    grads = doc["gradients"]["loss"]["w"]
+    np.testing.assert_allclose(grads["overridden"], (xb.T @ dz) * (np.abs(w) <= 1), rtol=1e-5,
+                               atol=1e-7)
+    assert grads["true"] == [0.0, 0.0]
