@@ -22,8 +22,9 @@ PIP_HINT = "pip install 'gradcli[data]'"
 MAX_CELLS = 10_000_000  # rows x (features + label) of one data set
 MAX_CSV_BYTES = 128 << 20
 
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+# A number as float() reads it, minus what float() also takes (inf, nan, 1_000); spaces around.
+_NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*\Z")
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*\Z")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
@@ -228,21 +229,19 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
         if len(row) != width:
             raise DataError(f"line {reader.line_num} has {len(row)} cells; the header has "
                             f"{width}")
-        check_cells(len(y) + 1, width)
-        for col, cell in enumerate(row):
-            if col == at:
-                continue
-            cell = cell.strip()
-            if not _NUMBER.match(cell):
-                what = ("is not finite; data values must be finite numbers"
-                        if cell.lower().lstrip("+-.") in ("nan", "inf", "infinity")
-                        else "is not a number")
-                raise DataError(_bad_cell(reader.line_num, col, header, cell, what))
-            value = float(cell)
-            if not math.isfinite(value):
-                raise DataError(_bad_cell(reader.line_num, col, header, cell,
-                                          "is too large for a float"))
-            x.append(value)
+        if (len(y) + 1) * width > MAX_CELLS:
+            check_cells(len(y) + 1, width)
+        cells = row[:at] + row[at + 1:]
+        if not all(map(_NUMBER.match, cells)):  # one pass for the common case; then find it
+            col = next(c for c, cell in enumerate(row) if c != at and not _NUMBER.match(cell))
+            raise DataError(_bad_cell(reader.line_num, col, header, row[col].strip()))
+        start = len(x)
+        x.extend(map(float, cells))
+        if not all(map(math.isfinite, x[start:])):
+            col = next(c for c, cell in enumerate(row)
+                       if c != at and not math.isfinite(float(cell)))
+            raise DataError(_bad_cell(reader.line_num, col, header, row[col].strip(),
+                                      "is too large for a float"))
         y.append(row[at].strip())
         if not y[-1]:
             raise DataError(_bad_cell(reader.line_num, at, header, "", "is empty (the label)"))
@@ -252,7 +251,10 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
     return _labels(features, y)
 
 
-def _bad_cell(line: int, col: int, header: list[str], cell: str, what: str) -> str:
+def _bad_cell(line: int, col: int, header: list[str], cell: str, what: str | None = None) -> str:
+    if what is None:
+        what = ("is not finite; data values must be finite numbers"
+                if cell.lower().lstrip("+-.") in ("nan", "inf", "infinity") else "is not a number")
     shown = cell if len(cell) <= 40 else cell[:37] + "..."
     return f"line {line}, column {col + 1} ({header[col]!r}): {shown!r} {what}"
 
