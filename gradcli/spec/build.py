@@ -78,7 +78,7 @@ def build_experiment(root: Map, path: str) -> Experiment:
     outputs = _outputs(sections["outputs"], inputs, names, callable_)
     register, register_sites = build_register(sections["register"], functions, spec_names)
     override_map = build_override_map(optional(root, "override_map"), names, register_sites)
-    wrt = _wrt(optional(root, "wrt"), names, inputs)
+    wrt = _wrt(optional(root, "wrt"), names, inputs, data_inputs)
     stop_gradients = _names_list(optional(root, "stop_gradients"), "stop_gradients", names)
     grad_ys, places = {}, {}
     for out, (key_node, value) in _items(sections["grad_ys"]):
@@ -214,7 +214,8 @@ def _names_list(node: YNode | None, key: str, names: Names) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec]) -> tuple[str, ...]:
+def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec],
+         data_inputs=()) -> tuple[str, ...]:
     """What gradients are taken with respect to: by default every trainable input."""
     if node is None:
         return tuple(n for n, spec in inputs.items() if spec.trainable)
@@ -226,6 +227,7 @@ def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec]) -> tupl
                                          "gradient")
         if spec is not None and not spec.trainable:
             raise fail(name_node, "wrt", f"input {name!r} is not trainable, so it has no "
-                                         "gradient", "remove 'trainable: false' from it")
+                                         "gradient", "data's features and labels never are"
+                       if name in data_inputs else "remove 'trainable: false' from it")
     return wrt
 

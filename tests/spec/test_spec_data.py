@@ -260,3 +260,10 @@ def test_a_missing_scikit_learn_is_a_spec_error_with_the_pip_hint(tmp_path, monk
     assert str(err).splitlines()[0] == (
         place(tmp_path, 1, 24) + "data.load.dataset: the bundled dataset 'digits' needs "
         "scikit-learn, which is not installed (pip install 'gradcli[data]')")
+
+
+def test_data_names_are_never_trainable_so_wrt_refuses_them(tmp_path):
+    err = error(tmp_path, HEAD + TAIL + "wrt: [w, X]\n")
+    assert str(err).splitlines()[0] == (
+        place(tmp_path, 11, 10) + "wrt: input 'X' is not trainable, so it has no gradient "
+        "(data's features and labels never are)")
