@@ -1,0 +1,159 @@
+"""What a user sees of training: the JSON `train` document, the run's training table, the stopped note.
+
+The TrainRecords are made by hand with numbers written here, so what is checked is the
+layout (which number lands under which key, row and column), not another backend's loop.
+A data set of 10 rows with test 0.2 leaves 8 training rows; batch_size 3 makes an epoch
+ceil(8 / 3) = 3 steps, so step 7 is epoch 7/3 = 2.33.
+"""
+import io
+import json
+
+import numpy as np
+from rich.console import Console
+
+from gradcli import render, runner
+from gradcli.backends.program import Nonfinite, TrainRecord
+from gradcli.spec import load_spec_text
+from gradcli.spec.model import DataSpec
+
+SPEC = """name: classify
+inputs:
+  w: [1.0, 2.0]
+outputs:
+  loss: sum(w * w)
+train:
+  loss: loss
+  optimizer: {name: sgd, lr: 0.1}
+  steps: 2
+"""
+
+LOSS = [2.5, 2.0, 1.75, 1.5, 1.25, 1.0, 0.875]
+ACC = {"train": [0.25, 0.5, 0.75, 0.875], "test": [0.0, 0.5, 0.5, 1.0]}
+
+
+def experiment(*, data=True, text=SPEC):
+    exp = load_spec_text(text, path="classify.yaml")
+    fields = {n: getattr(exp, n) for n in exp._fields}
+    if data:
+        fields["data"] = DataSpec("X", "y", np.zeros((10, 2)), np.zeros(10, dtype=np.int64), 0.2,
+                                  False, "rows.csv", exp.train.loc)
+        spec = exp.train
+        fields["train"] = type(spec)(**{**{n: getattr(spec, n) for n in spec._fields},
+                                        "batch_size": 3, "epochs": 3, "steps": 7})
+    return type(exp)(**fields)
+
+
+def record(**changes):
+    base = dict(loss=list(LOSS), params={}, gradients=[], final={"w": np.array([0.5, 0.25])},
+                final_loss=0.8125, steps=7, epochs=3, eval_steps=[0, 3, 6, 7],
+                metrics={"accuracy": {k: list(v) for k, v in ACC.items()}},
+                final_metrics={"accuracy": {"train": 0.875, "test": 1.0}})
+    base.update(changes)
+    return TrainRecord(**base)
+
+
+def result(train, exp=None):
+    res = runner.run(experiment(data=False), numeric=False)  # a real Result around the record
+    res.experiment = exp or experiment()
+    res.train = train
+    return res
+
+
+BIRTH = Nonfinite("train", "Log", "log(w)", "classify.yaml:5:9", "loss", "nan", "-inf", 4)
+
+
+def test_json_train_has_v1_and_v2_keys_exactly():
+    doc = render.to_json(result(record()))["train"]
+    assert list(doc) == ["loss", "final_loss", "params", "params_per_step", "gradients", "steps",
+                         "epochs", "eval_steps", "metrics", "final", "stopped"]
+    assert doc["loss"] == LOSS and doc["final_loss"] == 0.8125
+    assert doc["params"] == {"w": [0.5, 0.25]}
+    assert doc["steps"] == 7 and doc["epochs"] == 3 and doc["eval_steps"] == [0, 3, 6, 7]
+    assert doc["metrics"] == {"accuracy": ACC}
+    assert doc["final"] == {"loss": 0.8125, "accuracy": {"train": 0.875, "test": 1.0}}
+    assert doc["stopped"] is None
+
+
+def test_json_stopped_carries_a_nonfinite_record_shaped_as_the_top_level_ones():
+    train = record(loss=[2.5, 2.0, 1.5, 1.0, float("nan")], steps=4, final_loss=float("nan"),
+                   stopped={"step": 4, "reason": "non-finite loss", "nonfinite": BIRTH},
+                   eval_steps=[0, 3, 4], metrics={"accuracy": {"train": [0.25, 0.5, float("nan")]}},
+                   final_metrics={"accuracy": {"train": float("nan")}})
+    res = result(train)
+    res.nonfinite = [BIRTH]
+    doc = json.loads(render.json_text([res]))
+    assert doc["train"]["stopped"] == {"step": 4, "reason": "non-finite loss",
+                                       "nonfinite": doc["nonfinite"][0]}
+    assert doc["train"]["stopped"]["nonfinite"] == {
+        "pass": "train", "op": "Log", "expr": "log(w)", "location": "classify.yaml:5:9",
+        "tensor": "loss", "step": 4, "value": "NaN", "born": "-Infinity"}
+    assert doc["train"]["final"] == {"loss": "NaN", "accuracy": {"train": "NaN"}}
+    assert doc["train"]["metrics"] == {"accuracy": {"train": [0.25, 0.5, "NaN"]}}
+
+
+def text_of(renderable, width=160) -> str:
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+def rows(text: str) -> list[list[str]]:
+    """The table's header and body rows as lists of cells (box characters dropped)."""
+    out = []
+    for line in text.splitlines():
+        if line[:1] in ("│", "┃"):
+            out.append([c.strip() for c in line.strip("│┃").replace("┃", "│").split("│")])
+    return out
+
+
+def test_table_has_a_row_per_evaluation_then_the_final_row():
+    text = text_of(render.train_table(result(record())))
+    assert "training (7 steps, 3 epochs, loss loss)" in text
+    body = rows(text)
+    assert body[0] == ["step", "epoch", "loss", "accuracy (train)", "accuracy (test)"]
+    assert body[1:] == [
+        ["0", "0", "2.5", "0.25", "0"],
+        ["3", "1", "1.5", "0.5", "0.5"],
+        ["6", "2", "0.875", "0.75", "0.5"],
+        ["7", "2.33", "0.8125", "0.875", "1"],   # after the last step: the final loss
+        ["final", "", "0.8125", "0.875", "1"],
+    ]
+
+
+def test_a_long_run_without_metrics_shows_its_evaluation_points_not_every_step():
+    loss = [1.0 / (k + 1) for k in range(10_000)]
+    train = record(loss=loss, steps=10_000, epochs=None, eval_steps=list(range(0, 10_001, 1000)),
+                   metrics={}, final_metrics={}, final_loss=1e-4)
+    body = rows(text_of(render.train_table(result(train, experiment(data=False)))))
+    assert body[0] == ["step", "loss"]
+    shown = [r[0] for r in body[1:]]
+    assert shown == ["0", "…", "1000", "…", "2000", "…", "3000", "…", "4000", "…", "5000", "…",
+                     "6000", "…", "7000", "…", "8000", "…", "9000", "…", "9999", "final"]
+    assert body[2 + 1] == ["1000", f"{1 / 1001:.6g}"]
+    assert body[-1] == ["final", "0.0001"]
+
+
+def test_every_step_of_a_long_run_evaluated_every_step_is_thinned_to_about_twenty_rows():
+    train = record(loss=[1.0] * 5000, steps=5000, epochs=None, eval_steps=list(range(5001)),
+                   metrics={}, final_metrics={})
+    body = rows(text_of(render.train_table(result(train, experiment(data=False)))))
+    steps = [int(r[0]) for r in body[1:] if r[0] not in ("…", "final")]
+    assert steps[0] == 0 and steps[-1] == 4999 and 15 <= len(steps) <= 22
+
+
+def test_a_stopped_run_says_where_and_why():
+    train = record(loss=[2.5, 2.0, 1.5, 1.0, float("nan")], steps=4, final_loss=float("nan"),
+                   stopped={"step": 4, "reason": "non-finite loss", "nonfinite": BIRTH},
+                   eval_steps=[0, 3, 4], metrics={"accuracy": {"train": [0.25, 0.5, 0.5]}},
+                   final_metrics={"accuracy": {"train": 0.5}})
+    text = text_of(render.train_table(result(train)))
+    assert ("training stopped at step 4: non-finite loss; -Infinity born at log(w)  "
+            "classify.yaml:5:9 (op Log)") in text
+    assert rows(text)[-1] == ["final", "", "nan", "0.5"]
+
+
+def test_spec_text_in_a_metric_name_is_escaped_in_the_table():
+    train = record(metrics={"a\x1b[31m": {"train": [1.0, 1.0, 1.0, 1.0]}},
+                   final_metrics={"a\x1b[31m": {"train": 1.0}})
+    text = text_of(render.train_table(result(train)))
+    assert "\x1b" not in text and "a\\x1b[31m (train)" in text
