@@ -157,3 +157,69 @@ def test_spec_text_in_a_metric_name_is_escaped_in_the_table():
                    final_metrics={"a\x1b[31m": {"train": 1.0}})
     text = text_of(render.train_table(result(train)))
     assert "\x1b" not in text and "a\\x1b[31m (train)" in text
+
+
+# ----- CSV and markdown hold what the JSON holds -----
+def csv_rows(res):
+    import csv
+
+    from gradcli.render_formats import to_csv
+    return list(csv.DictReader(io.StringIO(to_csv([res]))))
+
+
+def cells(table, **where):
+    return [(r["output"], r["step"], r["element"], r["value"]) for r in table
+            if all(r[k] == str(v) for k, v in where.items())]
+
+
+def test_csv_carries_steps_epochs_evaluations_metrics_final_and_stopped():
+    train = record(stopped={"step": 6, "reason": "non-finite loss", "nonfinite": BIRTH})
+    table = csv_rows(result(train))
+    assert cells(table, section="train", kind="steps") == [("", "", "", "7")]
+    assert cells(table, section="train", kind="epochs") == [("", "", "", "3")]
+    assert cells(table, section="train", kind="eval_steps") == [
+        ("", "0", "[0]", "0"), ("", "3", "[1]", "3"), ("", "6", "[2]", "6"), ("", "7", "[3]", "7")]
+    assert cells(table, section="train", kind="metrics.train") == [
+        ("accuracy", str(s), f"[{k}]", repr(v)) for k, (s, v) in enumerate(zip([0, 3, 6, 7], ACC["train"]))]
+    assert [c[3] for c in cells(table, section="train", kind="metrics.test")] == \
+        [repr(v) for v in ACC["test"]]
+    assert cells(table, section="train", kind="final.loss") == [("", "", "", "0.8125")]
+    assert cells(table, section="train", kind="final.train") == [("accuracy", "", "", "0.875")]
+    assert cells(table, section="train", kind="final.test") == [("accuracy", "", "", "1.0")]
+    assert cells(table, section="train", kind="stopped.step") == [("", "6", "", "6")]
+    assert cells(table, section="train", kind="stopped.reason") == [("", "6", "", "non-finite loss")]
+    assert cells(table, section="train", kind="stopped.nonfinite.expr") == [("", "6", "", "log(w)")]
+    assert cells(table, section="train", kind="stopped.nonfinite.born") == [("", "6", "", "-Infinity")]
+    assert [c[3] for c in cells(table, section="train", kind="loss")] == [repr(v) for v in LOSS]
+
+
+def test_csv_says_a_run_that_did_not_stop_has_stopped_null():
+    assert cells(csv_rows(result(record())), section="train", kind="stopped") == [("", "", "", "")]
+
+
+def test_csv_spec_text_never_starts_a_formula_but_numbers_stay_numbers():
+    text = SPEC.replace("name: classify", "name: '=HYPERLINK(\"http://x\")'\n"
+                        "description: '@SUM(A1:A9)'")
+    res = result(record(loss=[-1.5, float("-inf")], final_loss=-2.0,
+                        metrics={"+m": {"train": [-0.5, 1.0, 1.0, 1.0]}},
+                        final_metrics={"+m": {"train": -3.0}}),
+                 experiment(text=text))
+    table = csv_rows(res)
+    assert {r["experiment"] for r in table} == {"'=HYPERLINK(\"http://x\")"}
+    assert cells(table, section="run", kind="description") == [("", "", "", "'@SUM(A1:A9)")]
+    assert [c[3] for c in cells(table, section="train", kind="loss")] == ["-1.5", "-Infinity"]
+    assert cells(table, section="train", kind="final.train") == [("'+m", "", "", "-3.0")]
+    assert cells(table, section="train", kind="final.loss") == [("", "", "", "-2.0")]
+
+
+def test_markdown_has_the_evaluations_final_and_stopped():
+    from gradcli.render_formats import to_markdown
+
+    train = record(stopped={"step": 6, "reason": "non-finite loss", "nonfinite": BIRTH})
+    text = to_markdown(result(train))
+    assert "steps 7, epochs 3; final loss 0.8125, params {\"w\": [0.5, 0.25]}" in text
+    assert ("### training metrics\n\n| evaluation | step | accuracy (train) | accuracy (test) |\n"
+            "|---|---|---|---|\n| 0 | 0 | 0.25 | 0.0 |\n| 1 | 3 | 0.5 | 0.5 |\n"
+            "| 2 | 6 | 0.75 | 0.5 |\n| 3 | 7 | 0.875 | 1.0 |\n| final |  | 0.875 | 1.0 |\n") in text
+    assert "training stopped at step 6: non-finite loss" in text
+    assert "| train | Log | log(w) | classify.yaml:5:9 | loss | 4 | NaN | -Infinity |" in text
