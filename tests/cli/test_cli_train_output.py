@@ -223,3 +223,52 @@ def test_markdown_has_the_evaluations_final_and_stopped():
             "| 2 | 6 | 0.75 | 0.5 |\n| 3 | 7 | 0.875 | 1.0 |\n| final |  | 0.875 | 1.0 |\n") in text
     assert "training stopped at step 6: non-finite loss" in text
     assert "| train | Log | log(w) | classify.yaml:5:9 | loss | 4 | NaN | -Infinity |" in text
+
+
+# ----- compare: curves side by side, a final table, and the JSON `curves` -----
+def compared():
+    from gradcli.render_compare import comparison_json, comparison_renderables
+
+    a = result(record())
+    b = result(record(loss=[3.0, 2.0, 1.0, 0.5], steps=4, epochs=2, eval_steps=[0, 3, 4],
+                      metrics={"accuracy": {"train": [0.5, 0.625, 0.75]}}, final_loss=0.25,
+                      final_metrics={"accuracy": {"train": 0.75}},
+                      stopped={"step": 4, "reason": "non-finite loss", "nonfinite": BIRTH}))
+    c = runner.comparison([a, b], ["a", "b"], None)
+    return comparison_renderables([c], None), json.loads(comparison_json([c], None))
+
+
+def test_compare_json_carries_each_runs_curves_and_final_values():
+    _, doc = compared()
+    assert [k for k in doc if k != "tolerance"] == ["runs", "within_tolerance", "rows", "train",
+                                                    "curves"]
+    a, b = doc["curves"]
+    assert a["run"] == "a" and b["run"] == "b"
+    assert list(a["train"]) == ["steps", "epochs", "loss", "eval_steps", "metrics", "final", "stopped"]
+    assert a["train"]["loss"] == LOSS and a["train"]["eval_steps"] == [0, 3, 6, 7]
+    assert a["train"]["metrics"] == {"accuracy": ACC}
+    assert b["train"]["final"] == {"loss": 0.25, "accuracy": {"train": 0.75}}
+    assert b["train"]["stopped"]["step"] == 4 and b["train"]["stopped"]["nonfinite"]["expr"] == "log(w)"
+
+
+def test_compare_tables_put_the_curves_and_final_values_side_by_side():
+    parts, _ = compared()
+    text = "".join(text_of(p) for p in parts)
+    loss = rows(text[text.index("training loss side by side"):])[:9]
+    assert loss[1:] == [["0", "2.5", "3"], ["1", "2", "2"], ["2", "1.75", "1"], ["3", "1.5", "0.5"],
+                        ["4", "1.25", ""], ["5", "1", ""], ["6", "0.875", ""],
+                        ["final", "0.8125", "0.25"]]
+    start = text.index("accuracy (train) side by side")
+    acc = rows(text[start:])
+    assert acc[:7] == [["step", "a", "b"], ["0", "0.25", "0.5"], ["3", "0.5", "0.625"],
+                       ["4", "", "0.75"], ["6", "0.75", ""], ["7", "0.875", ""],
+                       ["final", "0.875", "0.75"]]
+    start = text.index("accuracy (test) side by side")
+    assert rows(text[start:])[1:6] == [["0", "0", ""], ["3", "0.5", ""], ["6", "0.5", ""],
+                                       ["7", "1", ""], ["final", "1", ""]]
+    start = text.index("training results side by side")
+    assert rows(text[start:]) == [["", "a", "b"], ["steps", "7", "4"], ["epochs", "3", "2"],
+                                  ["final loss", "0.8125", "0.25"],
+                                  ["accuracy (train)", "0.875", "0.75"],
+                                  ["accuracy (test)", "1", ""],
+                                  ["stopped", "no", "step 4: non-finite loss"]]
