@@ -10,7 +10,6 @@ import math
 
 import numpy as np
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from .printable import printable

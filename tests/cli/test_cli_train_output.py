@@ -272,3 +272,15 @@ def test_compare_tables_put_the_curves_and_final_values_side_by_side():
                                   ["accuracy (train)", "0.875", "0.75"],
                                   ["accuracy (test)", "1", ""],
                                   ["stopped", "no", "step 4: non-finite loss"]]
+
+
+def test_the_progress_bar_is_drawn_only_on_a_terminal():
+    from gradcli.cli_common import progress
+
+    plain = Console(file=io.StringIO(), force_terminal=False)
+    steps = range(5)
+    assert progress(plain, False)(steps, description="training") is steps
+    terminal = Console(file=io.StringIO(), force_terminal=True, width=80)
+    assert progress(terminal, True)(steps, description="training") is steps  # --quiet
+    assert list(progress(terminal, False)(iter(steps), description="training", total=5)) == [0, 1, 2, 3, 4]
+    assert "training" in terminal.file.getvalue()
