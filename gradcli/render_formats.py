@@ -71,7 +71,7 @@ def _md_train(train: dict) -> list[str]:
     columns = [(m, part) for m, parts in train["metrics"].items() for part in parts]
     if columns:
         header = ["evaluation", "step", *(f"{_md_text(m)} ({part})" for m, part in columns)]
-        evals = [[str(k), str(step), *(_md_value(train["metrics"][m][part][k]) for m, part in columns)]
+        evals = [[str(k), str(step), *(_md_value(at(train["metrics"][m][part], k)) for m, part in columns)]
                  for k, step in enumerate(train["eval_steps"])]
         final = ["final", "", *(_md_value(train["final"].get(m, {}).get(part)) for m, part in columns)]
         lines += _md_table("training metrics", header, evals + [final])

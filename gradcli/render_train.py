@@ -123,7 +123,7 @@ def train_table(result):
             if last is not None and k != last + 1:
                 table.add_row("…", *[""] * (width - 1))
             last = k
-            cells = [number_text(t.metrics[m][p][k]) for m in metrics for p in parts[m]]
+            cells = [number_text(_at(t.metrics[m][p], k)) for m in metrics for p in parts[m]]
             table.add_row(str(step), *([epoch_text(step, per_epoch)] if per_epoch else []),
                           number_text(loss_at(step)), *cells)
     else:
@@ -143,6 +143,11 @@ def train_table(result):
         table.caption_justify = "left"
     note = stopped_text(t.stopped)
     return table if note is None else Group(table, note)
+
+
+def _at(values: list, k: int):
+    """The k-th value, or None where a list is shorter (a loop stopped before evaluating)."""
+    return values[k] if k < len(values) else None
 
 
 def stopped_text(stopped) -> Text | None:
