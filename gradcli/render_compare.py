@@ -10,7 +10,7 @@ from rich.text import Text
 
 from .printable import printable
 from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
-from .render_train import shown_steps, train_json, with_gaps
+from .render_train import shown_steps, train_json
 
 
 def comparison_json(comparisons: list, tolerance: float | None) -> str:
@@ -134,14 +134,16 @@ def curve_tables(labels: list[str], results) -> list:
         return []
     length = max(len(t.loss) for _, t in trained)
     marks = {s for _, t in trained for s in t.eval_steps}
-    tables = [_curve_table("training loss side by side", trained, with_gaps(shown_steps(length, marks)),
+    shown, note = shown_steps(length, marks)
+    tables = [_curve_table("training loss side by side", note, trained, shown,
                            lambda t, k: t.loss[k] if k < len(t.loss) else "",
                            lambda t: t.final_loss)]
     for metric, part in dict.fromkeys((m, p) for _, t in trained for m, parts in t.metrics.items()
                                       for p in parts):
         steps = sorted({s for _, t in trained if part in t.metrics.get(metric, {})
                         for s in t.eval_steps})
-        shown = [None if k is None else steps[k] for k in with_gaps(shown_steps(len(steps)))]
+        shown, note = shown_steps(len(steps), unit="evaluation")
+        shown = [steps[k] for k in shown]
 
         def at(t, step, metric=metric, part=part):
             values = t.metrics.get(metric, {}).get(part)
@@ -150,23 +152,21 @@ def curve_tables(labels: list[str], results) -> list:
             k = t.eval_steps.index(step)
             return values[k] if k < len(values) else ""
 
-        tables.append(_curve_table(f"{metric} ({part}) side by side", trained, shown, at,
+        tables.append(_curve_table(f"{metric} ({part}) side by side", note, trained, shown, at,
                                    lambda t, metric=metric, part=part:
                                    t.final_metrics.get(metric, {}).get(part, "")))
     tables.append(final_table(trained))
     return tables
 
 
-def _curve_table(title: str, trained: list, steps: list, value_at, final) -> Table:
-    """Rows at the given steps (None: a gap, drawn "…"), a column per run, then the final row."""
-    table = _table(title)
+def _curve_table(title: str, note: str, trained: list, steps: list, value_at, final) -> Table:
+    """Rows at the given steps, a column per run, then the final row; the note says which
+    steps a long run shows."""
+    table = _table(title + (f" (shown: {note})" if note else ""))
     table.add_column("step", justify="right")
     for label, _ in trained:
         table.add_column(spec_text(label), justify="right")
     for step in steps:
-        if step is None:
-            table.add_row("…", *[""] * len(trained))
-            continue
         table.add_row(str(step), *(_cell(value_at(t, step)) for _, t in trained))
     table.add_row("final", *(_cell(final(t)) for _, t in trained))
     return table

@@ -45,26 +45,30 @@ def stopped_json(stopped) -> dict | None:
             "nonfinite": nonfinite_json(birth) if hasattr(birth, "phase") else birth}
 
 
-def shown_steps(count: int, marks=(), limit: int = ROWS) -> list[int]:
-    """Which of `count` rows a table shows: all of few; of many, the marked ones (evaluation
-    points) or else every step, thinned evenly to about `limit`, always with the first and last."""
+def shown_steps(count: int, marks=(), unit: str = "step", limit: int = ROWS) -> tuple[list[int], str]:
+    """Which of `count` rows a table shows, and a note saying which: all of few; of many, the
+    marked ones (the evaluation points) or else every step, thinned to about `limit` by a round
+    stride (round_up), always with the first and the last row."""
     if count <= limit:
-        return list(range(count))
-    pool = sorted({int(m) for m in marks if 0 <= m < count}) or list(range(count))
+        return list(range(count)), ""
+    pool = sorted({int(m) for m in marks if 0 <= m < count})
+    note = "the steps of its evaluations" if pool else ""
+    pool = pool or list(range(count))
     if len(pool) > limit:
-        picks = np.linspace(0, len(pool) - 1, limit).round().astype(int)
-        pool = [pool[k] for k in dict.fromkeys(picks.tolist())]
-    return sorted({0, *pool, count - 1})
+        stride = round_up(math.ceil(len(pool) / limit))
+        pool = pool[::stride]
+        note = f"one {'evaluation' if note else unit} in {stride}"
+    return sorted({0, *pool, count - 1}), note
 
 
-def with_gaps(rows: list[int]) -> list[int | None]:
-    """rows with None where steps were left out (drawn as a "…" row)."""
-    out: list[int | None] = []
-    for k, row in enumerate(rows):
-        if k and row != rows[k - 1] + 1:
-            out.append(None)
-        out.append(row)
-    return out
+def round_up(n: int) -> int:
+    """The least of 1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, ... at least n."""
+    scale = 1
+    while True:
+        for step in (1, 2, 2.5, 5) if scale > 1 else (1, 2, 5):
+            if step * scale >= n:
+                return int(step * scale)
+        scale *= 10
 
 
 def steps_per_epoch(experiment) -> int | None:
@@ -89,60 +93,53 @@ def epoch_text(step: int, per_epoch: int | None) -> Text:
 
 def train_table(result):
     """The run's training: per evaluation point (step, epoch, loss, each metric on train and
-    test) then the final row; without metrics the loss per step (and small models' parameters),
-    thinned to the evaluation points when long. A stopped run says where and why under it."""
+    test) then the final row; without metrics the loss per step (and small models' parameters).
+    A long run is thinned (shown_steps) and its title says how; a stopped run says where and why
+    under the table."""
     from .render import _brief, _table, number_text, spec_text
 
     t, exp = result.train, result.experiment
     per_epoch = steps_per_epoch(exp)
+    metrics = list(t.metrics)
+    parts = {m: [p for p in ("train", "test") if p in t.metrics[m]] for m in metrics}
+    names = [] if metrics or not any(t.params.values()) else list(t.params)
+
+    def epoch(step: int) -> list:
+        return [] if per_epoch is None else [epoch_text(step, per_epoch)]
+
+    rows = []
+    if metrics:  # one row per evaluation; the loss before that step (after the last: final)
+        shown, note = shown_steps(len(t.eval_steps), unit="evaluation")
+        for k in shown:
+            step = t.eval_steps[k]
+            rows.append([str(step), *epoch(step),
+                         number_text(t.loss[step] if step < len(t.loss) else t.final_loss),
+                         *(number_text(_at(t.metrics[m][p], k)) for m in metrics for p in parts[m])])
+    else:
+        shown, note = shown_steps(len(t.loss), t.eval_steps)
+        for k in shown:
+            rows.append([str(k), *epoch(k), number_text(t.loss[k]),
+                         *(_brief(np.asarray(t.params[n][k])) for n in names)])
+    rows.append(["final", *([Text("")] if per_epoch else []), number_text(t.final_loss),
+                 *(number_text(t.final_metrics.get(m, {}).get(p)) for m in metrics for p in parts[m]),
+                 *(_brief(np.asarray(t.final[n])) for n in names)])
+
     steps = t.steps or len(t.loss)
     title = f"training ({steps} step{'s' if steps != 1 else ''}"
     title += f", {t.epochs} epoch{'s' if t.epochs != 1 else ''}" if t.epochs is not None else ""
-    table = _table(title + f", loss {exp.train.loss})")
-    table.add_column("step", justify="right")
-    if per_epoch is not None:
-        table.add_column("epoch", justify="right")
-    table.add_column("loss", justify="right")
-    metrics = list(t.metrics)
-    parts = {m: [p for p in ("train", "test") if p in t.metrics[m]] for m in metrics}
-    for m in metrics:
-        for part in parts[m]:
-            table.add_column(spec_text(f"{m} ({part})"), justify="right")
-    names = [] if metrics or not any(t.params.values()) else list(t.params)
-    for name in names:
-        table.add_column(spec_text(f"{name} after"), justify="right")
-    width = len(table.columns)
-
-    def loss_at(step: int):  # the batch loss before step `step`; after the last: the final loss
-        return t.loss[step] if step < len(t.loss) else t.final_loss
-
-    if metrics:  # one row per evaluation
-        rows = [(k, t.eval_steps[k]) for k in shown_steps(len(t.eval_steps))]
-        last = None
-        for k, step in rows:
-            if last is not None and k != last + 1:
-                table.add_row("…", *[""] * (width - 1))
-            last = k
-            cells = [number_text(_at(t.metrics[m][p], k)) for m in metrics for p in parts[m]]
-            table.add_row(str(step), *([epoch_text(step, per_epoch)] if per_epoch else []),
-                          number_text(loss_at(step)), *cells)
-    else:
-        for k in with_gaps(shown_steps(len(t.loss), t.eval_steps)):
-            if k is None:
-                table.add_row("…", *[""] * (width - 1))
-                continue
-            table.add_row(str(k), *([epoch_text(k, per_epoch)] if per_epoch else []),
-                          number_text(t.loss[k]),
-                          *(_brief(np.asarray(t.params[n][k])) for n in names))
-    final = [number_text(t.final_metrics.get(m, {}).get(p)) for m in metrics for p in parts[m]]
-    table.add_row("final", *([Text("")] if per_epoch else []), number_text(t.final_loss), *final,
-                  *(_brief(np.asarray(t.final[n])) for n in names))
+    table = _table(title + f", loss {exp.train.loss}" + (f"; shown: {note}" if note else "") + ")")
+    for column in ["step", *(["epoch"] if per_epoch else []), "loss"]:
+        table.add_column(column, justify="right")
+    for column in [*(f"{m} ({p})" for m in metrics for p in parts[m]), *(f"{n} after" for n in names)]:
+        table.add_column(spec_text(column), justify="right")
+    for row in rows:
+        table.add_row(*row)
     if metrics or per_epoch is not None:
         table.caption = ("loss: the batch loss before that step (the whole training part's after "
                          "the last step); metrics on the training and test parts")
         table.caption_justify = "left"
-    note = stopped_text(t.stopped)
-    return table if note is None else Group(table, note)
+    stopped = stopped_text(t.stopped)
+    return table if stopped is None else Group(table, stopped)
 
 
 def _at(values: list, k: int):

@@ -124,21 +124,42 @@ def test_a_long_run_without_metrics_shows_its_evaluation_points_not_every_step()
     loss = [1.0 / (k + 1) for k in range(10_000)]
     train = record(loss=loss, steps=10_000, epochs=None, eval_steps=list(range(0, 10_001, 1000)),
                    metrics={}, final_metrics={}, final_loss=1e-4)
-    body = rows(text_of(render.train_table(result(train, experiment(data=False)))))
+    text = text_of(render.train_table(result(train, experiment(data=False))))
+    assert "training (10000 steps, loss loss; shown: the steps of its evaluations)" in text
+    body = rows(text)
     assert body[0] == ["step", "loss"]
-    shown = [r[0] for r in body[1:]]
-    assert shown == ["0", "…", "1000", "…", "2000", "…", "3000", "…", "4000", "…", "5000", "…",
-                     "6000", "…", "7000", "…", "8000", "…", "9000", "…", "9999", "final"]
-    assert body[2 + 1] == ["1000", f"{1 / 1001:.6g}"]
+    assert [r[0] for r in body[1:]] == [*(str(s) for s in range(0, 10_000, 1000)), "9999", "final"]
+    assert body[2] == ["1000", f"{1 / 1001:.6g}"] and body[-2] == ["9999", "0.0001"]
     assert body[-1] == ["final", "0.0001"]
 
 
-def test_every_step_of_a_long_run_evaluated_every_step_is_thinned_to_about_twenty_rows():
+def test_a_long_run_is_thinned_by_a_round_stride():
+    train = record(loss=[1.0] * 500, steps=500, epochs=None, eval_steps=[], metrics={},
+                   final_metrics={})
+    text = text_of(render.train_table(result(train, experiment(data=False))))
+    assert "shown: one step in 25)" in text  # 500 / 20 rows
+    assert [r[0] for r in rows(text)[1:]] == [*(str(s) for s in range(0, 500, 25)), "499", "final"]
     train = record(loss=[1.0] * 5000, steps=5000, epochs=None, eval_steps=list(range(5001)),
                    metrics={}, final_metrics={})
-    body = rows(text_of(render.train_table(result(train, experiment(data=False)))))
-    steps = [int(r[0]) for r in body[1:] if r[0] not in ("…", "final")]
-    assert steps[0] == 0 and steps[-1] == 4999 and 15 <= len(steps) <= 22
+    text = text_of(render.train_table(result(train, experiment(data=False))))
+    assert "shown: one evaluation in 250)" in text  # 5000 / 20
+    assert [r[0] for r in rows(text)[1:]] == [*(str(s) for s in range(0, 5000, 250)), "4999", "final"]
+    train = record(loss=[1.0] * 700, steps=700, epochs=None, eval_steps=[], metrics={},
+                   final_metrics={})
+    text = text_of(render.train_table(result(train, experiment(data=False))))
+    assert "shown: one step in 50)" in text  # 700 / 20 = 35, rounded up to 50
+
+
+def test_many_evaluations_are_thinned_too():
+    n = 45  # evaluations at steps 0, 2, ..., 88; 45 / 20 -> one in 5 (a round stride)
+    train = record(loss=[1.0] * 88, steps=88, eval_steps=list(range(0, 89, 2)),
+                   metrics={"accuracy": {"train": [k / 100 for k in range(n)]}},
+                   final_metrics={"accuracy": {"train": 0.5}}, final_loss=0.25)
+    text = text_of(render.train_table(result(train)))
+    assert "shown: one evaluation in 5)" in text
+    body = rows(text)
+    assert [r[0] for r in body[1:]] == [*(str(2 * k) for k in range(0, n, 5)), "88", "final"]
+    assert body[-2] == ["88", "29.33", "0.25", "0.44"]  # 88 steps of 3 per epoch; final loss
 
 
 def test_a_stopped_run_says_where_and_why():
