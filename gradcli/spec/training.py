@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gradcli.spec.arrays import literal_array
 from gradcli.spec.document import Scalar, YNode
+from gradcli.spec.exprcheck import Scope
 from gradcli.spec.fields import (
     check_keys,
     describe,
@@ -24,7 +25,6 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
-from gradcli.spec.exprcheck import Scope
 from gradcli.spec.model import ClipSpec, ExpectSpec, InputSpec, Location, ScheduleSpec, TrainSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import (
