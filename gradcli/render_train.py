@@ -118,8 +118,9 @@ def train_table(result):
     else:
         shown, note = shown_steps(len(t.loss), t.eval_steps)
         for k in shown:
-            rows.append([str(k), *epoch(k), number_text(t.loss[k]),
-                         *(_brief(np.asarray(t.params[n][k])) for n in names)])
+            rows.append([str(k), *epoch(k), number_text(t.loss[k]),  # a stopped step has no params
+                         *(Text("") if k >= len(t.params[n]) else _brief(np.asarray(t.params[n][k]))
+                           for n in names)])
     rows.append(["final", *([Text("")] if per_epoch else []), number_text(t.final_loss),
                  *(number_text(t.final_metrics.get(m, {}).get(p)) for m in metrics for p in parts[m]),
                  *(_brief(np.asarray(t.final[n])) for n in names)])
@@ -134,10 +135,13 @@ def train_table(result):
         table.add_column(spec_text(column), justify="right")
     for row in rows:
         table.add_row(*row)
-    if metrics or per_epoch is not None:
-        table.caption = ("loss: the batch loss before that step (the whole training part's after "
-                         "the last step); metrics on the training and test parts")
-        table.caption_justify = "left"
+    if per_epoch is not None:
+        table.caption = ("loss: the batch loss before that step (after the last step, the whole "
+                         "training part's)" + ("; metrics on the training and test parts"
+                                               if metrics else ""))
+    elif metrics:
+        table.caption = "loss: the loss before that step (after the last step, the final loss)"
+    table.caption_justify = "left"
     stopped = stopped_text(t.stopped)
     return table if stopped is None else Group(table, stopped)
 

@@ -173,6 +173,16 @@ def test_a_stopped_run_says_where_and_why():
     assert rows(text)[-1] == ["final", "", "nan", "0.5"]
 
 
+def test_a_stopped_small_model_has_no_parameters_after_the_step_that_stopped():
+    train = record(loss=[2.0, float("nan")], steps=1, epochs=None, eval_steps=[], metrics={},
+                   final_metrics={}, params={"w": [np.array([0.5, 0.25])]}, final_loss=float("nan"),
+                   stopped={"step": 1, "reason": "non-finite loss", "nonfinite": None})
+    text = text_of(render.train_table(result(train, experiment(data=False))))
+    assert rows(text) == [["step", "loss", "w after"], ["0", "2", "[0.5 , 0.25]"], ["1", "nan", ""],
+                          ["final", "nan", "[0.5 , 0.25]"]]
+    assert "training stopped at step 1: non-finite loss" in text
+
+
 def test_spec_text_in_a_metric_name_is_escaped_in_the_table():
     train = record(metrics={"a\x1b[31m": {"train": [1.0, 1.0, 1.0, 1.0]}},
                    final_metrics={"a\x1b[31m": {"train": 1.0}})
