@@ -4,7 +4,8 @@ A run is (label, {quantity: {"train": values, "test": values or absent,
 "steps": x or absent}}): the loss has a value per step (x 0, 1, ...), a metric
 one per evaluation (x its eval_steps). Each quantity gets its own axes; a run
 keeps its colour and marker throughout, its training part solid, its test part
-dashed.
+dashed; where a quantity has both parts, the legend names them (`label (train)`,
+`label (test)`).
 """
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def train_figure(title: str, runs: list, units: dict | None = None):
                     y = np.asarray(values, dtype=np.float64)
                     x = np.asarray(series[quantity].get("steps", np.arange(len(y))))[:len(y)]
                     every.append(y)
-                    name = label if part == "train" else f"{label} (test)"
+                    both = "test" in series[quantity]  # then the parts are named, not implied
+                    name = f"{label} ({part})" if both else label
                     ax.plot(x, y, color=style["color"], linestyle=dash,
                             marker=style["marker"], markersize=4,
                             markevery=max(1, len(y) // 20), label=name, gid=f"{quantity}:{name}")

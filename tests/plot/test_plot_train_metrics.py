@@ -40,15 +40,15 @@ def test_each_metric_has_its_axes_at_the_evaluation_steps_train_solid_test_dashe
     np.testing.assert_array_equal(loss["a"].get_ydata(), [1, 0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6])
     np.testing.assert_array_equal(loss["b"].get_ydata(), [1.0, 0.9, 0.8, 0.7])
     acc = by_label(acc_ax)
-    assert set(acc) == {"a", "a (test)", "b"}  # b has no test part
-    np.testing.assert_array_equal(acc["a"].get_xdata(), [0, 2, 4, 6])
-    np.testing.assert_array_equal(acc["a"].get_ydata(), [0.25, 0.5, 0.75, 1.0])
+    assert set(acc) == {"a (train)", "a (test)", "b"}  # b has no test part
+    np.testing.assert_array_equal(acc["a (train)"].get_xdata(), [0, 2, 4, 6])
+    np.testing.assert_array_equal(acc["a (train)"].get_ydata(), [0.25, 0.5, 0.75, 1.0])
     np.testing.assert_array_equal(acc["a (test)"].get_xdata(), [0, 2, 4, 6])
     np.testing.assert_array_equal(acc["a (test)"].get_ydata(), [0.0, 0.5, 0.5, 0.75])
     np.testing.assert_array_equal(acc["b"].get_xdata(), [0, 3])
-    assert acc["a"].get_linestyle() == "-" and acc["b"].get_linestyle() == "-"
+    assert acc["a (train)"].get_linestyle() == "-" and acc["b"].get_linestyle() == "-"
     assert acc["a (test)"].get_linestyle() == "--"
-    assert acc["a"].get_color() == acc["a (test)"].get_color() != acc["b"].get_color()
+    assert acc["a (train)"].get_color() == acc["a (test)"].get_color() != acc["b"].get_color()
 
 
 def test_the_figure_renders_to_png(tmp_path):
