@@ -184,3 +184,40 @@ def test_plot_train_draws_the_metric_at_each_epoch(tmp_path, monkeypatch):
     np.testing.assert_array_equal(lines["blobs-train (test)"].get_xdata(), want["eval_steps"])
     np.testing.assert_array_equal(lines["blobs-train (test)"].get_ydata(), want["accuracy"]["test"])
     assert lines["blobs-train (test)"].get_linestyle() == "--"
+
+
+def leaves(value):
+    """Every scalar of a JSON document, written as the CSV writes a cell."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from leaves(item)
+    elif isinstance(value, list) and value:
+        for item in value:
+            yield from leaves(item)
+    elif isinstance(value, list):
+        yield "[]"
+    elif value is None:
+        yield ""
+    elif isinstance(value, bool):
+        yield "true" if value else "false"
+    elif isinstance(value, float):
+        yield repr(value)
+    else:
+        yield str(value)
+
+
+@pytest.mark.parametrize("stops", [False, True])
+def test_csv_holds_every_number_and_string_of_the_json(tmp_path, stops):
+    from collections import Counter
+
+    path = spec(tmp_path)
+    if stops:  # b grows until exp(b) overflows: a stopped run with a birth record
+        path.write_text(path.read_text().replace("* z)\n", "* z) - exp(b)\n"))
+    doc = json.loads(invoke("run", path, "--format", "json").stdout)
+    for key in ("overrides", "warnings", "conventions", "nonfinite"):  # no entries, no rows
+        doc[key] = doc[key] or None
+    assert (doc["train"]["stopped"] is not None) == stops
+    rows = list(csv.DictReader(io.StringIO(invoke("run", path, "--format", "csv").stdout)))
+    cells = Counter(r["value"] for r in rows)
+    missing = Counter(v for v in leaves(doc) if v) - cells  # "" (null) has no row of its own
+    assert not missing, missing
