@@ -66,6 +66,12 @@ class NumpyTrainee:
             graph.data[name].assign(value)  # same dtype: no copy, the batch itself
         self.graph = graph
 
+    def done(self) -> None:
+        base = next(iter(self.graphs.values()))
+        for name, var in base.data.items():
+            var.assign(self.experiment.inputs[name].value)
+        self.graph = base
+
     def _build(self, batch: dict) -> _Graph:
         """The spec built again for this shape of the data names (see the module docstring)."""
         program, exp = self.program, self.experiment

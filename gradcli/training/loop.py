@@ -61,6 +61,10 @@ class Trainee(Protocol):
     def evaluate(self, kind: str) -> dict:
         """{name: numpy value} of the spec's "metrics" or "constraints" at the current feed."""
 
+    def done(self) -> None:
+        """Training is over: the data names hold the spec's own values (the first batch) again,
+        so what the program answers afterwards (replays, curves) is what it answered before."""
+
 
 def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRecord:
     """Train per experiment.train on the trainee and record what spec-v2's `train` reports."""
@@ -109,6 +113,7 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
     if spec.metrics:
         record.final_metrics = {m: {part: values[-1] for part, values in per_part.items()}
                                 for m, per_part in record.metrics.items()}
+    trainee.done()
     return record
 
 
