@@ -83,6 +83,8 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
         trainee.feed(batch)
         loss, grads = trainee.loss_and_gradients()
         record.loss.append(loss)
+        if keep:  # the stopping step's gradients too: they say what the update would have been
+            record.gradients.append(trainee.gradient_values(grads))
         if not math.isfinite(loss) and spec.on_nonfinite != "continue":
             found = trainee.nonfinite(step, loss, None)
             if spec.on_nonfinite == "error":
@@ -90,8 +92,6 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
             record.nonfinite = record.nonfinite or found
             record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
             break
-        if keep:
-            record.gradients.append(trainee.gradient_values(grads))
         before = trainee.snapshot() if record.nonfinite is None else None
         trainee.apply(grads, learning_rate(spec.hyper["lr"], spec.schedule, step))
         if record.nonfinite is None:
