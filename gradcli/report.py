@@ -18,7 +18,7 @@ import numpy as np
 from . import render
 from .plot import figure_bytes
 from .plot.curve import curve_figure
-from .plot.train import loss_series, train_figure
+from .plot.train import record_series, train_figure
 from .printable import printable_lines
 
 
@@ -107,9 +107,9 @@ def _section(result, curves: list) -> str:
     parts.append(_summary(result))
     parts += _notes(result)
     if result.train is not None:
-        parts.append(_figure(train_figure(exp.name, [(result.backend, {"loss": {
-            "train": loss_series(result.train)}})], {"loss": f"loss ({exp.train.loss})"}),
-            f"training loss per step on {result.backend}"))
+        metrics = " and metrics" if result.train.metrics else ""
+        parts.append(_figure(train_figure(exp.name, [(result.backend, record_series(
+            result.train, exp.train.loss))]), f"training loss{metrics} per step on {result.backend}"))
         parts.append(_train_table(result))
     for curve in curves:
         parts.append(_figure(curve_figure(curve), f"{curve.output} along {curve.input}: forward "

@@ -283,3 +283,32 @@ def test_in_the_browser_a_sweep_named_script_runs_nothing(tmp_path, real_browser
     assert findings.startswith("images 6 loaded 6 tables 2 scripts 0"), findings
     assert f"title {EVIL!r}".replace("'", '"') in findings
     assert "alert" not in console and console == ""
+
+
+def test_the_training_figure_has_every_metric_on_both_parts(tmp_path):
+    """A spec trained on data with a metric: the report's training figure draws the loss and
+    the metric on the training and the test part (plot.train.record_series)."""
+    shutil.copy(ROOT / "experiments" / "data" / "two_blobs.csv", tmp_path / "two_blobs.csv")
+    spec = tmp_path / "blobs.yaml"
+    spec.write_text("""name: blobs-train
+seed: 0
+data: {load: two_blobs.csv, features: X, labels: y, test: 0.2, standardize: true}
+inputs: {w: [0.5, -0.25], b: 0.1}
+let:
+  z: matmul(X, w) + b
+outputs:
+  loss: mean(softplus(z) - cast(y, dtype(z)) * z)
+train:
+  loss: loss
+  optimizer: {name: sgd, lr: 0.5}
+  batch_size: 10
+  epochs: 4
+  metrics:
+    accuracy: mean(cast(cast(z > 0, dtype(y)) == y, dtype(z)))
+""")
+    code, err, page = write_report(tmp_path, spec)
+    assert code == 0, err
+    assert "training loss and metrics per step on numpy" in page
+    (train,) = [svg for svg in images(page) if b'id="accuracy:' in svg]
+    for gid in (b'id="loss (loss):numpy"', b'id="accuracy:numpy (train)"', b'id="accuracy:numpy (test)"'):
+        assert gid in train, gid
