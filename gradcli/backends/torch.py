@@ -1,4 +1,4 @@
-"""The torch backend: the op table in torch ops, gradient control with torch's own autograd.
+"""The torch backend: the op table in torch ops (derived from its spellings), gradient control with torch's own autograd.
 
 Registered gradients, override_map entries and functions run through a
 torch.autograd.Function (mark_non_differentiable for integer outputs, the
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .opmap import derive
 from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
 
 NAME = "torch"
@@ -173,9 +174,6 @@ def _ops(torch, dtypes) -> dict:
             x = torch.prod(x, dim=a, keepdim=keep)
         return x
 
-    def matmul(a, b):
-        return torch.matmul(a, b)
-
     def div(x, y):
         if not (x.is_floating_point() or y.is_floating_point()):
             x, y = x.to(torch.float64), y.to(torch.float64)
@@ -202,41 +200,25 @@ def _ops(torch, dtypes) -> dict:
         idx = torch.argmax(x, dim=axis)
         return torch.gather(x, axis, idx.unsqueeze(axis)).squeeze(axis), idx
 
-    return {
-        "abs": torch.abs, "sign": torch.sign, "neg": torch.neg, "exp": torch.exp, "log": torch.log,
-        "sqrt": torch.sqrt, "square": torch.square, "sin": torch.sin, "cos": torch.cos,
-        "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
-        "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)),
-        "round": torch.round, "floor": torch.floor, "ceil": torch.ceil,
-        "reciprocal": torch.reciprocal, "identity": torch.clone,
-        "zeros_like": torch.zeros_like, "ones_like": torch.ones_like,
-        "logical_not": torch.logical_not,
-        "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": div, "pow": torch.pow,
+    # everything else is derived from the op table's spellings (opmap.derive)
+    own = {
+        "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)), "div": div,
         # TensorFlow's convention (ties send the whole gradient to x), not torch.maximum's halves
         "maximum": lambda x, y: torch.where((x >= y) | torch.isnan(x), x, y),
         "minimum": lambda x, y: torch.where((x <= y) | torch.isnan(x), x, y),
-        "less": torch.lt, "less_equal": torch.le, "greater": torch.gt, "greater_equal": torch.ge,
-        "equal": torch.eq, "not_equal": torch.ne,
-        "logical_and": torch.logical_and, "logical_or": torch.logical_or,
-        "matmul": matmul,
         # TensorFlow's clip_by_value (torch.clamp gives max where lo > hi)
         "clip": lambda x, lo, hi: clip_as_tensorflow(x, lo, hi, where=torch.where, isnan=torch.isnan,
                                                      stop=torch.Tensor.detach, full_like=torch.full_like),
-        "where": torch.where, "cast": lambda x, dtype: x.to(dtypes[dtype]),
+        "cast": lambda x, dtype: x.to(dtypes[dtype]),
         "sum": reduction(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)),
         "mean": reduction(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)),
         "max": reduction(lambda x, d, k: torch.amax(x, dim=d, keepdim=k)),
         "min": reduction(lambda x, d, k: torch.amin(x, dim=d, keepdim=k)),
         "prod": reduction(prod),
         "logsumexp": reduction(lambda x, d, k: torch.logsumexp(x, dim=d, keepdim=k)),
-        "softmax": lambda x, axis: torch.softmax(x, dim=axis),
-        "log_softmax": lambda x, axis: torch.log_softmax(x, dim=axis),
-        "transpose": lambda x, axes: x.permute(axes),
-        "reshape": lambda x, shape: x.reshape(shape),
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
         "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
-        "argmax": lambda x, axis: torch.argmax(x, dim=axis),
-        "argmin": lambda x, axis: torch.argmin(x, dim=axis),
     }
+    return derive("torch", {"torch": torch, "F": F}, own)
