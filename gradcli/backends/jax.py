@@ -42,6 +42,9 @@ def _edge_notes() -> dict:
     notes = edge_notes("jax")
     notes["abs"] = edge_note("jax", "abs", "at x = 0 or NaN", "dy at 0 and -dy at NaN",
                              "0 (sign(0)) and NaN", lambda x, literal: (x == 0) | np.isnan(x))
+    notes["softsign"] = edge_note("jax", "softsign", "at x +-inf", "NaN", "0",
+                                  lambda x, literal: np.isinf(x))
+    notes["elu"] = edge_note("jax", "elu", "at x NaN", "NaN", "dy", lambda x, literal: np.isnan(x))
     notes["prod"] = edge_note("jax", "prod", "whose product overflows", "0 where the upstream "
                               "gradient is 0", "NaN (0 * inf) there",
                               lambda x, literal: np.isfinite(x).all() & ~np.isfinite(np.prod(x)))

@@ -190,8 +190,10 @@ def _ops(tf) -> dict:
         return run
 
     def erf(x):
-        # tf.math.erf gives NaN beyond |x| ~ 1e154 (x * x overflows); erf is +-1 from |x| = 6 on
-        return tf.math.erf(tf.clip_by_value(x, tf.constant(-30.0, x.dtype), tf.constant(30.0, x.dtype)))
+        # tf.math.erf gives NaN beyond |x| ~ 1e154 (x * x overflows); erf is +-1 from |x| = 6 on.
+        # where, not clip_by_value: a NaN keeps its NaN gradient
+        far = tf.abs(x) > 30
+        return tf.math.erf(tf.where(far, tf.sign(x) * tf.constant(30.0, x.dtype), x))
 
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {

@@ -36,6 +36,11 @@ def _edge_notes() -> dict:
     notes["relu"] = edge_note("torch", "relu", "at x NaN", "dy", "0", lambda x, literal: np.isnan(x))
     notes["sign"] = edge_note("torch", "sign", "at x NaN", "0 and its value 0 too (torch.sign(NaN) "
                               "is 0)", "0 with the value NaN", lambda x, literal: np.isnan(x))
+    notes["softsign"] = edge_note("torch", "softsign", "at x +-inf", "NaN", "0",
+                                  lambda x, literal: np.isinf(x))
+    for fn in ("relu6", "hard_sigmoid"):
+        notes[fn] = edge_note("torch", fn, "at x NaN", "dy (times 1/6)", "0",
+                              lambda x, literal: np.isnan(x))
     notes["logsumexp"] = edge_note(
         "torch", "logsumexp", "of entries beyond 1e4 in size", "exp(x - logsumexp(x)), which loses "
         "the log of the sum to rounding (1 instead of 1/2 at [1e17, 1e17])",
