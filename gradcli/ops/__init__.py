@@ -5,7 +5,7 @@ that all of them can read it.
 """
 from . import table as _table  # noqa: F401 - fills OPS
 from .entry import (DEFAULT_SPELLING, FRAMEWORKS, NUMPY, OPERATORS, OPS, PRECEDENCE,
-                    UNARY_OPERATORS, OpSpec)
+                    PREFIX_PRECEDENCE, UNARY_OPERATORS, OpSpec)
 
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
 
@@ -18,4 +18,4 @@ BUILTIN_GRADIENTS = {
 }
 
 __all__ = ["BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS", "NUMPY", "OPERATORS",
-           "OPS", "PRECEDENCE", "UNARY_OPERATORS", "OpSpec"]
+           "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE", "UNARY_OPERATORS", "OpSpec"]

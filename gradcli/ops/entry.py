@@ -43,6 +43,7 @@ class OpSpec:
     gradient: tuple[bool, ...] = ()      # which tensor inputs take a gradient (variadic: one flag)
     spellings: dict[str, str | None] = Factory(dict)  # framework -> spelling where it differs
     native: bool = True                  # a framework op implements it (False: the eager layer)
+    chains: bool = True                  # a < b < c: comparisons refuse to chain
 
     @property
     def signature(self) -> str:
@@ -72,13 +73,16 @@ OPS: dict[str, OpSpec] = {}
 OPERATORS: dict[str, str] = {}        # infix text -> op name
 UNARY_OPERATORS: dict[str, str] = {}  # prefix text -> op name
 PRECEDENCE: dict[str, int] = {}       # infix text -> binding strength
+# Prefix operators bind tighter than every infix one below this and looser than those above
+# (Python's rule: -x ** 2 is -(x ** 2), and 2 ** -1 is allowed).
+PREFIX_PRECEDENCE = 6
 
 
 def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str = "core",
        formula: Callable | None = None, outputs: int = 1, attrs: tuple[str, ...] = (),
        variadic: bool = False, operator: str | None = None, precedence: int = 0,
        prefix: str | None = None, gradient: bool | tuple[bool, ...] = True,
-       native: bool = True, **spellings: str | None) -> OpSpec:
+       native: bool = True, chains: bool = True, **spellings: str | None) -> OpSpec:
     """Add an op from a compact signature such as 'sum(x, axis=None, keepdims=False)'.
 
     Keyword arguments named after a framework (torch=, jax=, tensorflow=) give its spelling
@@ -100,7 +104,8 @@ def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str 
     if formula is not None and kernel is None:
         kernel = _numpy_formula(formula)
     spec = OpSpec(name, tuple(params), defaults, doc, outputs, tensor_params, variadic, family,
-                  kernel, formula, operator, precedence, prefix, flags, dict(spellings), native)
+                  kernel, formula, operator, precedence, prefix, flags, dict(spellings), native,
+                  chains)
     OPS[name] = spec
     if operator is not None:
         OPERATORS[operator], PRECEDENCE[operator] = name, precedence

@@ -81,7 +81,7 @@ for _name, _text, _fn, _torch in [("less", "<", py.lt, "lt"), ("less_equal", "<=
                                   ("greater_equal", ">=", py.ge, "ge"),
                                   ("equal", "==", py.eq, "eq"), ("not_equal", "!=", py.ne, "ne")]:
     op(f"{_name}(x, y)", f"x {_text} y", _fn, family="binary", operator=_text, precedence=3,
-       gradient=False, torch=f"torch.{_torch}")
+       gradient=False, chains=False, torch=f"torch.{_torch}")
 op("logical_and(x, y)", "x & y on booleans", np.logical_and, family="binary", operator="&",
    precedence=2, gradient=False)
 op("logical_or(x, y)", "x | y on booleans", np.logical_or, family="binary", operator="|",
