@@ -5,6 +5,9 @@ central differences of the first; and a surrogate gradient through heaviside, wr
 in torch here."""
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
 from oracle_helpers import backend_params, check, mismatch, run_spec, tensorflow
@@ -121,18 +124,14 @@ def test_second_derivatives_match_tensorflow(name):
     check(mismatch(f"{name} second derivative", gc.evaluate(second), h, rtol=1e-8))
 
 
-SURROGATE = """
-dtype: float64
-inputs:
-  v: [-1.2, -0.1, 0.0, 0.3, 0.5, 0.9, 2.0]
-  w: [0.5, -1.0, 2.0, 1.5, -0.5, 3.0, 1.0]
-register:
-  SuperSpike: dy / (1 + 10 * abs(x)) ** 2
-override_map:
-  - {op: heaviside, gradient: SuperSpike}
-outputs:
-  y: sum(heaviside(v - 0.5) * w * w)
-"""
+def _surrogate_spec() -> str:
+    """The example of docs/spec.md, run as written (plus float64)."""
+    text = (Path(__file__).parents[2] / "docs" / "spec.md").read_text()
+    block = text.split("backward whatever gradient you give it:", 1)[1].split("```yaml", 1)[1]
+    return "dtype: float64\n" + textwrap.dedent(block.split("```", 1)[0])
+
+
+SURROGATE = _surrogate_spec()
 
 
 @pytest.mark.parametrize("backend", backend_params())
