@@ -1,3 +1,2 @@
 """The op table's old address: everything lives in gradcli/ops/ (table.py holds the entries)."""
-from .ops import (BUILTIN_GRADIENTS, DTYPES, OPERATORS, OPS, PRECEDENCE,  # noqa: F401
-                  UNARY_OPERATORS, OpSpec)
+from .ops import BUILTIN_GRADIENTS, DTYPES, OPERATORS, OPS, PRECEDENCE, UNARY_OPERATORS, OpSpec  # noqa: F401

@@ -1,4 +1,5 @@
-"""The jax backend: the op table in jax.numpy (derived from its spellings), gradient control with jax's own transformations.
+"""The jax backend: the op table in jax.numpy (its map derived from the table's spellings),
+gradient control with jax's own transformations.
 
 Registered gradients, override_map entries and functions run through a
 jax.custom_vjp (None cotangents for integer and boolean inputs);
@@ -12,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .opmap import derive
 from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
+from .opmap import derive
 
 NAME = "jax"
 

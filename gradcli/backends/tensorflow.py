@@ -1,4 +1,5 @@
-"""The tensorflow backend: the op table in TensorFlow ops (derived from its spellings), gradient control with its own tools.
+"""The tensorflow backend: the op table in TensorFlow ops (its map derived from the table's
+spellings), gradient control with its own tools.
 
 Registered gradients, override_map entries and functions run through
 tf.custom_gradient; stop_gradient is tf.stop_gradient; every gradient is one

@@ -1,4 +1,5 @@
-"""The torch backend: the op table in torch ops (derived from its spellings), gradient control with torch's own autograd.
+"""The torch backend: the op table in torch ops (its map derived from the table's spellings),
+gradient control with torch's own autograd.
 
 Registered gradients, override_map entries and functions run through a
 torch.autograd.Function (mark_non_differentiable for integer outputs, the
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .opmap import derive
 from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
+from .opmap import derive
 
 NAME = "torch"
 

@@ -120,8 +120,10 @@ def _named(build, spec: OpSpec):
     inspect.signature see the table's signature, with no binding work per call."""
     code = build.__code__
     n = code.co_argcount
-    build.__code__ = code.replace(co_varnames=spec.params[:n] + code.co_varnames[n:],
-                                  co_name=spec.name, co_qualname=spec.name)
+    names = {"co_varnames": spec.params[:n] + code.co_varnames[n:], "co_name": spec.name}
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        names["co_qualname"] = spec.name
+    build.__code__ = code.replace(**names)
     build.__name__ = build.__qualname__ = spec.name
     build.__doc__ = f"{spec.signature}: {spec.doc}."
     if spec.defaults:

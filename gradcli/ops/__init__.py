@@ -4,8 +4,17 @@ Data with numpy kernels: it imports numpy and nothing of core, spec or backends,
 that all of them can read it.
 """
 from . import table as _table  # noqa: F401 - fills OPS
-from .entry import (DEFAULT_SPELLING, FRAMEWORKS, NUMPY, OPERATORS, OPS, PRECEDENCE,
-                    PREFIX_PRECEDENCE, UNARY_OPERATORS, OpSpec)
+from .entry import (
+                    DEFAULT_SPELLING,
+                    FRAMEWORKS,
+                    NUMPY,
+                    OPERATORS,
+                    OPS,
+                    PRECEDENCE,
+                    PREFIX_PRECEDENCE,
+                    UNARY_OPERATORS,
+                    OpSpec,
+)
 
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
 
