@@ -184,12 +184,10 @@ def _ops(jax, jnp) -> dict:
         "maximum": lambda x, y: jnp.where((x >= y) | jnp.isnan(x), x, y),
         "minimum": lambda x, y: jnp.where((x <= y) | jnp.isnan(x), x, y),
         "clip": clip,
-        "sum": reduction(jnp.sum), "mean": reduction(jnp.mean), "max": reduction(jnp.max),
-        "min": reduction(jnp.min), "prod": reduction(jnp.prod),
-        "logsumexp": reduction(jax.scipy.special.logsumexp),
         "concat": lambda *vs, axis: jnp.concatenate(vs, axis=axis),
         "stack": lambda *vs, axis: jnp.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: nn.one_hot(i, depth, dtype=dtype),
         "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
     }
-    return derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own)
+    return derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
+                  {"reduction": reduction})

@@ -15,12 +15,15 @@ from typing import Callable, Mapping
 from ..ops import OPS, OpSpec
 
 
-def derive(framework: str, roots: Mapping[str, object], own: Mapping[str, Callable]) -> dict:
+def derive(framework: str, roots: Mapping[str, object], own: Mapping[str, Callable],
+           adapters: Mapping[str, Callable[[Callable], Callable]] | None = None) -> dict:
     """{op name: forward(*tensors, **attributes)} for every op of the table a framework runs.
 
     roots names the modules a spelling may start from ({"torch": torch, "F": ...}); own holds
-    exactly the ops whose entry spells them None for this framework.
+    exactly the ops whose entry spells them None for this framework; adapters wrap the
+    spelled ops of a family (the framework's way with a reduction's axes, say).
     """
+    adapters = adapters or {}
     expected = sorted(needs_own(framework))
     if sorted(own) != expected:
         raise LookupError(f"the {framework} backend writes {sorted(own)} itself, but the op table "
@@ -37,7 +40,9 @@ def derive(framework: str, roots: Mapping[str, object], own: Mapping[str, Callab
         elif spelling is None:
             ops[spec.name] = _formula(spec, namespace)
         else:
-            ops[spec.name] = _resolve(spelling, spec, roots, framework)
+            resolved = _resolve(spelling, spec, roots, framework)
+            adapt = adapters.get(spec.family)
+            ops[spec.name] = adapt(resolved) if adapt is not None else resolved
     return ops
 
 

@@ -199,13 +199,10 @@ def _ops(tf) -> dict:
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "div": div,
-        "sum": reduction(tf.reduce_sum), "mean": reduction(tf.reduce_mean),
-        "max": reduction(tf.reduce_max), "min": reduction(tf.reduce_min),
-        "prod": reduction(tf.reduce_prod), "logsumexp": reduction(tf.reduce_logsumexp),
         "concat": lambda *vs, axis: tf.concat(vs, axis=axis),
         "stack": lambda *vs, axis: tf.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: tf.one_hot(i, depth, dtype=dtype),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
         "argmax": first_nan_or(tf.math.argmax), "argmin": first_nan_or(tf.math.argmin), "erf": erf,
     }
-    return derive("tensorflow", {"tf": tf, "tnp": tnp}, own)
+    return derive("tensorflow", {"tf": tf, "tnp": tnp}, own, {"reduction": reduction})

@@ -172,12 +172,12 @@ def _ops(torch, dtypes) -> dict:
     def reduction(fn):
         def run(x, axis=None, keepdims=False):
             d = dims(x, axis)
-            return fn(x, d, keepdims) if d else x.clone()
+            return fn(x, axis=d, keepdims=keepdims) if d else x.clone()
         return run
 
-    def prod(x, d, keep):
-        for a in sorted(d, reverse=True):
-            x = torch.prod(x, dim=a, keepdim=keep)
+    def prod(x, axis, keepdims):
+        for a in sorted(axis, reverse=True):
+            x = torch.prod(x, dim=a, keepdim=keepdims)
         return x
 
     def div(x, y):
@@ -216,15 +216,10 @@ def _ops(torch, dtypes) -> dict:
         "clip": lambda x, lo, hi: clip_as_tensorflow(x, lo, hi, where=torch.where, isnan=torch.isnan,
                                                      stop=torch.Tensor.detach, full_like=torch.full_like),
         "cast": lambda x, dtype: x.to(dtypes[dtype]),
-        "sum": reduction(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)),
-        "mean": reduction(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)),
-        "max": reduction(lambda x, d, k: torch.amax(x, dim=d, keepdim=k)),
-        "min": reduction(lambda x, d, k: torch.amin(x, dim=d, keepdim=k)),
-        "prod": reduction(prod),
-        "logsumexp": reduction(lambda x, d, k: torch.logsumexp(x, dim=d, keepdim=k)),
+        "prod": reduction(prod),  # torch.prod takes one dim
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
         "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
     }
-    return derive("torch", {"torch": torch, "F": F}, own)
+    return derive("torch", {"torch": torch, "F": F}, own, {"reduction": reduction})

@@ -98,15 +98,19 @@ op("cast(x, dtype)", "convert to dtype (float32, float64, int32, int64, bool)", 
 op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False)
 
 # ----- reductions and shape -----
-for _name, _kernel, _doc in [
-    ("sum", np.sum, "sum over axis (all by default)"), ("mean", np.mean, "mean over axis"),
-    ("max", np.max, "max over axis; ties share the gradient equally, as TensorFlow"),
-    ("min", np.min, "min over axis; ties share the gradient equally, as TensorFlow"),
-    ("prod", np.prod, "product over axis"),
-    ("logsumexp", K.logsumexp, "log(sum(exp(x))) over axis, computed stably"),
+# A backend adapts its reductions' axes once (None: all; (): a copy); the spellings get a tuple.
+for _name, _kernel, _torch, _jax, _doc in [
+    ("sum", np.sum, "sum", "jnp.sum", "sum over axis (all by default)"),
+    ("mean", np.mean, "mean", "jnp.mean", "mean over axis"),
+    ("max", np.max, "amax", "jnp.max", "max over axis; ties share the gradient equally, as TensorFlow"),
+    ("min", np.min, "amin", "jnp.min", "min over axis; ties share the gradient equally, as TensorFlow"),
+    ("prod", np.prod, OWN, "jnp.prod", "product over axis"),
+    ("logsumexp", K.logsumexp, "logsumexp", "jsp.logsumexp",
+     "log(sum(exp(x))) over axis, computed stably"),
 ]:
-    op(f"{_name}(x, axis=None, keepdims=False)", _doc, _kernel, family="reduction", torch=OWN,
-       jax=OWN, tensorflow=OWN)
+    op(f"{_name}(x, axis=None, keepdims=False)", _doc, _kernel, family="reduction",
+       torch=_torch and f"torch.{_torch}(x, dim=axis, keepdim=keepdims)", jax=_jax,
+       tensorflow=f"tf.reduce_{_name}")
 op("softmax(x, axis=-1)", "softmax along axis", K.softmax, family="unary",
    torch="torch.softmax(x, dim=axis)", jax="nn.softmax", tensorflow="tf.nn.softmax")
 op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", K.log_softmax,
