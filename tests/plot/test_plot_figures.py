@@ -194,7 +194,7 @@ name: diverge
 inputs: {w: [1.0, 2.0]}
 outputs: {loss: exp(w * w * 30)}
 train: {loss: loss, optimizer: {name: sgd, lr: 1.0}, steps: 3, on_nonfinite: continue}
-"""  # continue: keep stepping past the infinite loss (spec-v2's default stops there)
+"""
 
 
 def diverge_losses() -> list:
