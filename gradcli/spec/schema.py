@@ -217,5 +217,10 @@ def json_schema() -> dict:
                               enum=list(UNCONNECTED)),
             "train": _train(),
             "expect": _expect(),
+            "sweep": _d("runs for `gradcli sweep`: dotted --set keys to lists of values (every "
+                        "combination), or zip: {key: [...]} (lists taken element by element)",
+                        type="object", additionalProperties={"type": "array", "minItems": 1},
+                        properties={"zip": {"type": "object", "additionalProperties": {
+                            "type": "array", "minItems": 1}}}),
         }),
     }
