@@ -98,7 +98,7 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, no_n
     except KeyboardInterrupt:
         kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
             if place is not None else ""
-        err.print(Text(f"interrupted{kept}", style="bold red"))
+        err.print(Text(f"interrupted{kept}", style="bold red"), soft_wrap=True)
         raise SystemExit(130) from None
     finally:
         if place is not None:
