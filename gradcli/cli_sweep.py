@@ -8,6 +8,7 @@ grid, flag or DIR, 130 on Ctrl-C (finished runs stay; the same command resumes).
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import click
@@ -18,6 +19,7 @@ from .cli_common import consoles, file_console, max_memory, reports_errors
 from .errors import GradcliError, SpecError
 
 DASK_HINT = "pip install 'gradcli[dask]'"
+TIMEOUT_VARIABLE = "GRADCLI_DASK_TIMEOUT"  # how long to try reaching --scheduler (default 10s)
 
 
 @click.command()
@@ -171,11 +173,11 @@ def _dask_client(scheduler: str | None, jobs: int):
         raise GradcliError(f"--dask and --scheduler need Dask: {DASK_HINT}") from None
     if scheduler is not None:
         try:
-            return Client(scheduler, timeout="10s"), None
+            return Client(scheduler, timeout=os.environ.get(TIMEOUT_VARIABLE, "10s")), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise GradcliError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster), cluster
 
 
