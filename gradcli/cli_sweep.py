@@ -43,10 +43,12 @@ TIMEOUT_VARIABLE = "GRADCLI_DASK_TIMEOUT"  # how long to try reaching --schedule
               show_default=True, help="The grouped report: a table, JSON, or CSV (one row per group).")
 @click.option("--output", default=None, metavar="FILE",
               help="Write the report to this file instead of stdout.")
-@click.option("--no-numeric", is_flag=True, help="Skip finite differences in every run.")
+@click.option("--numeric/--no-numeric", default=False, show_default=True,
+              help="Also compute each run's finite-difference gradients (the report does not use "
+                   "them; they cost one forward pass per input element).")
 @max_memory
 @reports_errors
-def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, no_numeric,
+def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, numeric,
           max_memory) -> None:
     """Run SPEC once per combination of the swept keys and report the runs grouped by every
     swept key but seed, with the statistics of the overridden gradient across seeds."""
@@ -68,7 +70,7 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, no_n
                          [parse_param(p) for p in params],
                          None if seeds is None else parse_seeds(seeds)))
     runs = [(r.id, r.params) for r in the_grid.runs]
-    worker = execute.Worker(text, path, render.to_json, not no_numeric, max_memory)
+    worker = execute.Worker(text, path, render.to_json, numeric, max_memory)
     try:  # the first run's spec must load too: a bad value fails here, not in every run
         worker.experiment(runs[0][1])
     except SpecError as exc:
@@ -90,12 +92,12 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, no_n
     try:
         if client is not None:
             finished = execute.dask_runs(client, todo, text, str(Path(path).resolve()),
-                                         render.to_json, not no_numeric, max_memory)
+                                         render.to_json, numeric, max_memory)
         elif jobs == 1 or len(todo) <= 1:
             finished = execute.local_runs(todo, worker)
         else:
             finished = execute.pool_runs(todo, min(jobs, len(todo)), text, path, render.to_json,
-                                         not no_numeric, max_memory)
+                                         numeric, max_memory)
         _collect(finished, len(todo), len(runs) - len(todo), docs, place, err)
     except KeyboardInterrupt:
         kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \

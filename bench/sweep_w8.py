@@ -1,0 +1,134 @@
+"""W8: the sweep benchmark. 64 runs (8 seeds x 4 learning rates x 2 STEs) of bench/w8/w8.yaml,
+a W5-like training spec, timed in one go on this machine:
+
+  --jobs 1, --jobs 2, --dask (a local cluster of 2 workers), and the same 64 runs as
+  separate `gradcli run` processes, one after another.
+
+    python bench/sweep_w8.py [--quick] [--json FILE] [--markdown FILE]
+
+Targets (the sweep issue): --jobs 2 at least 1.8x the throughput of --jobs 1; the sweep at
+least 5x faster than separate processes; per-run overhead (--jobs 1 wall time over the sum
+of the runs' own times) at most 1.1x; Dask within 1.3x of --jobs 2. Every mode must give
+the same run files (times aside), or the numbers mean nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SPEC = HERE / "w8" / "w8.yaml"
+sys.path.insert(0, str(REPO))
+
+from bench.run import thread_env  # noqa: E402
+
+
+def env() -> dict:
+    return {**os.environ, **thread_env(1), "PYTHONPATH": str(REPO)}
+
+
+def timed(argv: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env(), cwd=REPO, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def runs_of(out: Path) -> dict:
+    docs = {p.stem: json.loads(p.read_text()) for p in (out / "runs").glob("*.json")}
+    return docs
+
+
+def sweep(tmp: Path, name: str, extra: list[str], seeds: str) -> tuple[float, dict]:
+    out = tmp / name
+    wall = timed([sys.executable, "-m", "gradcli", "sweep", str(SPEC), "--seeds", seeds,
+                  "--out", str(out), "--format", "json", *extra])
+    return wall, runs_of(out)
+
+
+def separate(runs: dict) -> float:
+    """Every run as its own `gradcli run --set ...` process, one after another."""
+    from gradcli.spec.sweep import set_text
+
+    total = 0.0
+    for doc in runs.values():
+        sets = [a for k, v in doc["params"].items() for a in ("--set", set_text(k, v))]
+        total += timed([sys.executable, "-m", "gradcli", "run", str(SPEC), *sets, "--no-numeric",
+                        "--format", "json"])
+    return total
+
+
+def same(a: dict, b: dict) -> bool:
+    strip = lambda docs: {k: {**v, "time": None} for k, v in docs.items()}  # noqa: E731
+    return strip(a) == strip(b)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 seeds (16 runs) instead of 8")
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--markdown", default=None)
+    args = parser.parse_args(argv)
+    seeds = "2" if args.quick else "8"
+    tmp = Path(tempfile.mkdtemp(prefix="gradcli-w8-"))
+    try:
+        wall1, runs1 = sweep(tmp, "jobs1", ["--jobs", "1"], seeds)
+        wall2, runs2 = sweep(tmp, "jobs2", ["--jobs", "2"], seeds)
+        walld, runsd = sweep(tmp, "dask", ["--dask", "--jobs", "2"], seeds)
+        wall_sep = separate(runs1)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    own = sum(d["time"] for d in runs1.values())
+    n = len(runs1)
+    failed = sum(1 for d in runs1.values() if d.get("error"))
+    results = {
+        "runs": n, "failed": failed, "identical": same(runs1, runs2) and same(runs1, runsd),
+        "wall": {"jobs1": wall1, "jobs2": wall2, "dask2": walld, "separate": wall_sep},
+        "own_time_sum": own, "cores": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "targets": [
+            {"name": "--jobs 2 throughput / --jobs 1", "value": wall1 / wall2, "target": ">= 1.8",
+             "met": wall1 / wall2 >= 1.8},
+            {"name": "separate processes / sweep (--jobs 1)", "value": wall_sep / wall1,
+             "target": ">= 5", "met": wall_sep / wall1 >= 5},
+            {"name": "per-run overhead: --jobs 1 wall / sum of own times", "value": wall1 / own,
+             "target": "<= 1.1", "met": wall1 / own <= 1.1},
+            {"name": "Dask (2 workers) / --jobs 2", "value": walld / wall2, "target": "<= 1.3",
+             "met": walld / wall2 <= 1.3},
+        ],
+    }
+    text = markdown(results, args.quick)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    if args.markdown:
+        Path(args.markdown).write_text(text)
+    return 0 if results["identical"] and not failed else 1
+
+
+def markdown(r: dict, quick: bool) -> str:
+    lines = [f"# W8: a sweep of {r['runs']} runs{' (--quick)' if quick else ''}", "",
+             f"{r['cores']} cores, load average {', '.join(f'{x:.1f}' for x in r['load_average'] or ())}"
+             f"; every mode gave the same run files: {'yes' if r['identical'] else 'NO'}; "
+             f"failed runs: {r['failed']}.", "",
+             "| mode | wall (s) |", "|---|---:|"]
+    lines += [f"| {k} | {v:.2f} |" for k, v in r["wall"].items()]
+    lines += [f"| sum of the runs' own times (--jobs 1) | {r['own_time_sum']:.2f} |", "",
+              "| target | value | wanted | met |", "|---|---:|---|---|"]
+    lines += [f"| {t['name']} | {t['value']:.2f} | {t['target']} | {'yes' if t['met'] else 'NO'} |"
+              for t in r["targets"]]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
