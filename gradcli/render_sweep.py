@@ -28,9 +28,10 @@ def _param_text(value) -> str:
 
 
 def _headline_columns(report: dict) -> list[str]:
-    """The table shows the training columns (loss, metrics) and each pair's cosine."""
+    """The table shows the training columns (loss, metrics); each pair's per-run summaries
+    (cosine, max_abs_diff, sign_agreement) are in the JSON and CSV forms."""
     first = report["groups"][0]["columns"] if report["groups"] else {}
-    return [c for c in first if not c.endswith((".max_abs_diff", ".sign_agreement"))]
+    return [c for c in first if "/" not in c]
 
 
 def report_table(report: dict, title: str = "sweep") -> Table:
@@ -42,10 +43,10 @@ def report_table(report: dict, title: str = "sweep") -> Table:
     pairs = [(o, i) for o, row in (groups[0]["gradients"] if groups else {}).items() for i in row]
     table = Table(title=Text(printable(title), style="table.title"), title_justify="left")
     for key in keys:
-        table.add_column(Text(printable(key)))
+        table.add_column(Text(printable(key)), no_wrap=True)
     table.add_column("n", justify="right")
     for column in columns:
-        table.add_column(Text(printable(column)), justify="right")
+        table.add_column(Text(printable(column)), justify="right", no_wrap=True)
     for o, i in pairs:
         for stat in GRADIENT_STATS:
             table.add_column(Text(printable(f"{o}/{i} {SHORT[stat]}")), justify="right")

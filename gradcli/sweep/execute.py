@@ -111,7 +111,22 @@ _POOL_WORKER: Worker | None = None
 def _pool_start(text, path, to_doc, numeric, max_memory) -> None:
     global _POOL_WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle
+    _one_blas_thread()
     _POOL_WORKER = Worker(text, path, to_doc, numeric, max_memory)
+
+
+_LIMITS = []
+
+
+def _one_blas_thread() -> None:
+    """One BLAS thread per worker process (as Dask's nanny sets OMP_NUM_THREADS=1): N workers
+    with a multi-threaded BLAS each would fight over the cores. threadpoolctl (scikit-learn's
+    dependency) changes it after numpy's import; without it the pool runs as it is."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    _LIMITS.append(threadpool_limits(1))
 
 
 def _pool_run(run_id: str, params: dict) -> dict:
