@@ -193,7 +193,8 @@ def _emit(report: dict, fmt: str, target, output: str | None, name: str, err) ->
     else:
         console = file_console() if target is not None else consoles()[0]
         if report["groups"]:
-            console.print(layout.report_table(report, f"sweep of {name}"))
+            for table in layout.report_tables(report, f"sweep of {name}"):
+                console.print(table)
         failures = layout.failures_text(report)
         if failures is not None and target is not None:
             console.print(failures)

@@ -15,8 +15,8 @@ from .printable import printable
 from .render import jsonable, number_text
 
 GRADIENT_STATS = ("grad_mean_norm", "grad_std", "bias", "cosine_of_means")
-SHORT = {"grad_mean_norm": "‖ḡ‖", "grad_std": "grad_std", "bias": "bias",
-         "cosine_of_means": "cos(ḡ,t̄)"}
+SHORT = {"grad_mean_norm": "grad_mean_norm ‖ḡ‖", "grad_std": "grad_std", "bias": "bias",
+         "cosine_of_means": "cosine_of_means"}
 
 
 def report_json(report: dict) -> str:
@@ -34,39 +34,57 @@ def _headline_columns(report: dict) -> list[str]:
     return [c for c in first if "/" not in c]
 
 
-def report_table(report: dict, title: str = "sweep") -> Table:
-    """One row per group: its params, n, mean ± std of each headline column, and per
-    output/input the gradient statistics over its runs."""
+def report_tables(report: dict, title: str = "sweep") -> list[Table]:
+    """Two tables, one row per group: its params, n and the mean ± std of the training
+    columns; then per group and output/input the overridden gradient's statistics."""
     groups = report["groups"]
     keys = list(groups[0]["params"]) if groups else []
     columns = _headline_columns(report)
-    pairs = [(o, i) for o, row in (groups[0]["gradients"] if groups else {}).items() for i in row]
-    table = Table(title=Text(printable(title), style="table.title"), title_justify="left")
-    for key in keys:
-        table.add_column(Text(printable(key)), no_wrap=True)
+    table = _table(title, keys)
     table.add_column("n", justify="right")
     for column in columns:
         table.add_column(Text(printable(column)), justify="right", no_wrap=True)
-    for o, i in pairs:
-        for stat in GRADIENT_STATS:
-            table.add_column(Text(printable(f"{o}/{i} {SHORT[stat]}")), justify="right")
     for group in groups:
-        cells = [Text(printable(_param_text(group["params"][k]))) for k in keys]
         n = Text(str(group["n"]))
         if group["failed"]:
             n.append(f" ({group['failed']} failed)", style="bold red")
-        cells.append(n)
+        cells = [*_param_cells(group, keys), n]
         for column in columns:
             stat = group["columns"].get(column, {})
             cells.append(_mean_std(stat.get("mean"), stat.get("std")))
-        for o, i in pairs:
-            stats = group["gradients"].get(o, {}).get(i, {})
-            cells += [number_text(stats.get(s), digits=4) for s in GRADIENT_STATS]
         table.add_row(*cells)
-    table.caption = ("mean ± std (ddof 1) over seeds; ḡ, t̄: the overridden and true gradients' "
-                     "means over the runs; grad_std = sqrt(mean ‖g − ḡ‖²), bias = ‖ḡ − t̄‖")
+    table.caption = "mean ± std (ddof 1) over the runs of each group (its seeds)"
     table.caption_justify = "left"
+
+    grads = _table("the overridden gradient across the runs of each group", keys)
+    grads.add_column("output/input", no_wrap=True)
+    for stat in GRADIENT_STATS:
+        grads.add_column(SHORT[stat], justify="right")
+    for group in groups:
+        first = True
+        for out, row in group["gradients"].items():
+            for name, stats in row.items():
+                cells = _param_cells(group, keys) if first else [Text("")] * len(keys)
+                grads.add_row(*cells, Text(printable(f"{out}/{name}")),
+                              *(number_text(stats.get(s), digits=4) for s in GRADIENT_STATS))
+                first = False
+        grads.add_section()
+    grads.caption = ("g: a run's overridden gradient, ḡ and t̄: the means of the overridden and "
+                     "true gradients over the runs; grad_std = sqrt(mean ‖g − ḡ‖²), "
+                     "bias = ‖ḡ − t̄‖")
+    grads.caption_justify = "left"
+    return [table, grads] if any(g["gradients"] for g in groups) else [table]
+
+
+def _table(title: str, keys: list) -> Table:
+    table = Table(title=Text(printable(title), style="table.title"), title_justify="left")
+    for key in keys:
+        table.add_column(Text(printable(key)), no_wrap=True)
     return table
+
+
+def _param_cells(group: dict, keys: list) -> list:
+    return [Text(printable(_param_text(group["params"][k]))) for k in keys]
 
 
 def _mean_std(mean, std) -> Text:

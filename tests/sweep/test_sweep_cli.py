@@ -224,3 +224,15 @@ def test_ctrl_c_keeps_finished_runs_exits_130_and_the_same_command_resumes(tmp_p
     final = run_files(out)
     assert len(final) == 8 and all(final[k] == v for k, v in kept.items())
     assert len(json.loads(done.stdout)["runs"]) == 8
+
+
+def test_table_shows_each_group_and_its_gradient_statistics(tmp_path):
+    result = CliRunner().invoke(cli, ["sweep", str(spec(tmp_path)), "--jobs", "1"],
+                                env={"NO_COLOR": "1", "COLUMNS": "150"})
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout
+    assert "sweep of ht" in text and "the overridden gradient across the runs" in text
+    assert text.count("y/x") == 2  # one row per group
+    for column in ("inputs.c.value", "final_loss", "grad_std", "bias", "cosine_of_means"):
+        assert column in text
+    assert "0.5 " in text and "1.5 " in text and " ± " in text
