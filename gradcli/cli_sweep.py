@@ -70,7 +70,8 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
                          [parse_param(p) for p in params],
                          None if seeds is None else parse_seeds(seeds)))
     runs = [(r.id, r.params) for r in the_grid.runs]
-    worker = execute.Worker(text, path, render.to_json, numeric, max_memory)
+    texts = out is not None  # run files are written only with --out
+    worker = execute.Worker(text, path, render.to_json, numeric, max_memory, texts)
     try:  # the first run's spec must load too: a bad value fails here, not in every run
         worker.experiment(runs[0][1])
     except SpecError as exc:
@@ -92,12 +93,12 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
     try:
         if client is not None:
             finished = execute.dask_runs(client, todo, text, str(Path(path).resolve()),
-                                         render.to_json, numeric, max_memory)
+                                         render.to_json, numeric, max_memory, texts)
         elif jobs == 1 or len(todo) <= 1:
             finished = execute.local_runs(todo, worker)
         else:
             finished = execute.pool_runs(todo, min(jobs, len(todo)), text, path, render.to_json,
-                                         numeric, max_memory)
+                                         numeric, max_memory, texts)
         _collect(finished, len(todo), len(runs) - len(todo), docs, place, err)
     except KeyboardInterrupt:
         kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
@@ -129,15 +130,19 @@ def _params_text(params: dict) -> str:
 
 
 def _collect(finished, total: int, already: int, docs: dict, place, err) -> None:
-    """Each run's document as it arrives: written (with --out), counted on the progress bar."""
+    """Each run as it arrives: its file written (with --out), its digest kept for the
+    report, counted on the progress bar."""
+    import json
+
     from .printable import printable
 
     bar = _progress(err, total, already)
     try:
-        for doc in finished:
+        for doc, text in finished:
             docs[doc["run"]] = doc
             if place is not None:
-                place.write_run(doc)
+                place.write_run(doc["run"], text if text is not None else
+                                json.dumps(doc, allow_nan=False) + "\n")
             if doc.get("error"):
                 err.print(Text(printable(f"run {doc['run']} ({_params_text(doc['params'])}) "
                                          f"failed: {doc['error']}"), style="red"), soft_wrap=True)

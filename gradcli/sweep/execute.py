@@ -1,6 +1,7 @@
 """Run a sweep's runs: in this process, on a local process pool, or as Dask tasks.
 
-Each executor yields one run document per run, as runs finish (in any order).
+Each executor yields (digest, text) per run, as runs finish (in any order): the run
+file's JSON text, made where the run ran, and the small digest the report needs.
 A Worker (one per process) parses the spec once and builds each distinct graph
 once: a run whose experiment has a graph it already built (replay.structure_key)
 rebinds that Program to the run's values instead of building another.
@@ -12,6 +13,7 @@ nothing in this package renders. Dask is imported only by dask_runs' caller.
 """
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
@@ -20,6 +22,8 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+import numpy as np
 
 from .. import backends, runner
 from ..errors import GradcliError
@@ -38,8 +42,9 @@ class Worker:
     """One spec's runs in one process: the YAML composed once, graphs kept for replay."""
 
     def __init__(self, text: str, path: str, to_doc, numeric: bool = True,
-                 max_memory: int | None = None) -> None:
+                 max_memory: int | None = None, texts: bool = True) -> None:
         self.path, self.to_doc, self.numeric, self.max_memory = path, to_doc, numeric, max_memory
+        self.texts = texts  # False: no run files are written, so no JSON text is made
         self.root = compose(Source(path, text))
         self.programs: OrderedDict = OrderedDict()
         self.builds = 0   # graphs built (for tests and the benchmark: replays = runs - builds)
@@ -51,21 +56,34 @@ class Worker:
         count_ops(experiment, MAX_OPS)
         return experiment
 
-    def run(self, run_id: str, params: dict) -> dict:
-        """The run's document: its result (to_doc) or its error, plus run, params, time."""
-        start = time.perf_counter()
+    def run(self, run_id: str, params: dict) -> tuple[dict, str | None]:
+        """(digest, text) of one run: the run file's JSON text (its result or its error, plus
+        run, params and time; None unless self.texts) and the digest the report needs.
+
+        `time` is the run's own time (`cpu` its processor time): building its experiment, building or replaying its
+        graph, running it and producing its JSON text (what `gradcli run --format json`
+        does for one spec, less starting Python).
+        """
+        start, cpu = time.perf_counter(), time.process_time()
+        result = None
         try:
-            doc = self._result_doc(params)
+            result, doc = self._result_doc(params)
         except GradcliError as exc:
             doc = {"error": str(exc), "exit_code": exc.exit_code}
         except MemoryError:
             doc = {"error": OUT_OF_MEMORY, "exit_code": 2}
         except Exception as exc:  # a bug of ours: recorded, and the other runs still run
             doc = {"error": f"internal error: {type(exc).__name__}: {exc}", "exit_code": 2}
-        return {"run": run_id, "params": dict(params), **doc,
-                "time": time.perf_counter() - start}
+        doc = {"run": run_id, "params": dict(params), **doc}
+        text = json.dumps(doc, allow_nan=False, separators=(",", ":")) if self.texts else None
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        if text is not None:  # "time" and "cpu" last, once they are known
+            text = f'{text[:-1]},"time":{json.dumps(elapsed)},"cpu":{json.dumps(cpu)}}}\n'
+        digest = digest_of(doc, result)
+        digest.update(time=elapsed, cpu=cpu)
+        return digest, text
 
-    def _result_doc(self, params: dict) -> dict:
+    def _result_doc(self, params: dict):
         experiment = self.experiment(params)
         key = structure_key(experiment)
         program = self.programs.pop(key, None)
@@ -84,7 +102,25 @@ class Worker:
         failure = failure_of(result)
         if failure is not None:
             doc.update(error=failure, exit_code=1)
-        return doc
+        return result, doc
+
+
+def digest_of(doc: dict, result=None) -> dict:
+    """What the client keeps of a run for results.csv and the report: its params, error,
+    final loss and metrics, summary, and the overridden and true gradients (as arrays,
+    which cross processes far cheaper than the run's whole JSON)."""
+    digest = {k: doc[k] for k in ("run", "params", "error", "exit_code", "summary") if k in doc}
+    train = doc.get("train")
+    if isinstance(train, dict):
+        digest["train"] = {k: train[k] for k in ("final_loss", "final") if k in train}
+    if result is not None:
+        digest["gradients"] = {o: {i: {"overridden": _array(r.overridden), "true": _array(r.true)}
+                                   for i, r in row.items()} for o, row in result.gradients.items()}
+    return digest
+
+
+def _array(value):
+    return None if value is None else np.asarray(value, dtype=np.float64)
 
 
 def failure_of(result) -> str | None:
@@ -108,11 +144,11 @@ def local_runs(runs, worker: Worker):
 _POOL_WORKER: Worker | None = None
 
 
-def _pool_start(text, path, to_doc, numeric, max_memory) -> None:
+def _pool_start(text, path, to_doc, numeric, max_memory, texts) -> None:
     global _POOL_WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle
     _one_blas_thread()
-    _POOL_WORKER = Worker(text, path, to_doc, numeric, max_memory)
+    _POOL_WORKER = Worker(text, path, to_doc, numeric, max_memory, texts)
 
 
 _LIMITS = []
@@ -129,18 +165,18 @@ def _one_blas_thread() -> None:
     _LIMITS.append(threadpool_limits(1))
 
 
-def _pool_run(run_id: str, params: dict) -> dict:
+def _pool_run(run_id: str, params: dict) -> tuple:
     return _POOL_WORKER.run(run_id, params)
 
 
 def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = True,
-              max_memory: int | None = None):
+              max_memory: int | None = None, texts: bool = True):
     """Every run on a pool of `jobs` processes, yielded as each finishes. Closing the
     generator (Ctrl-C in the caller) cancels what has not started and stops the workers."""
     method = "fork" if sys.platform.startswith("linux") else None  # gradcli already imported
     context = multiprocessing.get_context(method)
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_start,
-                               initargs=(text, path, to_doc, numeric, max_memory))
+                               initargs=(text, path, to_doc, numeric, max_memory, texts))
     pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
     finished = False
     try:
@@ -156,14 +192,15 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-def _outcome(future, run_id: str, runs) -> dict:
-    """A finished task's document; a task that died (its process was killed) is a failed run."""
+def _outcome(future, run_id: str, runs) -> tuple:
+    """A finished task's (digest, text); a task that died (its process was killed, its Dask
+    worker lost) is a failed run, with no text (the client writes its digest)."""
     try:
         return future.result()
     except Exception as exc:
         params = dict(next(p for r, p in runs if r == run_id))
         return {"run": run_id, "params": params, "exit_code": 2, "time": None,
-                "error": f"the worker running it failed: {type(exc).__name__}: {exc}"}
+                "error": f"the worker running it failed: {type(exc).__name__}: {exc}"}, None
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -182,25 +219,26 @@ _DASK_WORKERS: dict = {}
 _DASK_LOCK = threading.Lock()
 
 
-def dask_task(text: str, path: str, to_doc, numeric: bool, max_memory, run_id: str,
-              params: dict) -> dict:
+def dask_task(text: str, path: str, to_doc, numeric: bool, max_memory, texts: bool,
+              run_id: str, params: dict) -> tuple:
     """One run as a Dask task; the worker process keeps a Worker per spec (parsed once)."""
-    key = (hash(text), path, to_doc, numeric, max_memory)
+    key = (hash(text), path, to_doc, numeric, max_memory, texts)
     with _DASK_LOCK:  # one run at a time per process: the core's graph state is global
         worker = _DASK_WORKERS.get(key)
         if worker is None:
             _DASK_WORKERS.clear()
-            worker = _DASK_WORKERS[key] = Worker(text, path, to_doc, numeric, max_memory)
+            worker = _DASK_WORKERS[key] = Worker(text, path, to_doc, numeric, max_memory, texts)
         return worker.run(run_id, params)
 
 
 def dask_runs(client, runs, text: str, path: str, to_doc, numeric: bool = True,
-              max_memory: int | None = None):
+              max_memory: int | None = None, texts: bool = True):
     """Every run as a task on the client's cluster, yielded as each finishes (the client
     writes them). Closing the generator cancels the tasks not yet finished."""
     from dask.distributed import as_completed
 
-    futures = {client.submit(dask_task, text, path, to_doc, numeric, max_memory, run_id, params,
+    futures = {client.submit(dask_task, text, path, to_doc, numeric, max_memory, texts, run_id,
+                             params,
                              pure=False, key=f"gradcli-run-{run_id}-{os.getpid()}-{time.time_ns()}"):
                run_id for run_id, params in runs}
     finished = False

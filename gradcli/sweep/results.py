@@ -76,9 +76,9 @@ class ResultsDir:
                 found[file.stem] = doc
         return found
 
-    def write_run(self, doc: dict) -> None:
-        write_atomic(self.runs_dir / f"{doc['run']}.json",
-                     json.dumps(doc, indent=1, allow_nan=False) + "\n")
+    def write_run(self, run_id: str, text: str) -> None:
+        """runs/<id>.json: the JSON text the run's worker made (written as it is)."""
+        write_atomic(self.runs_dir / f"{run_id}.json", text)
 
     def write_csv(self, docs: list, keys) -> None:
         write_atomic(self.path / "results.csv", csv_text(docs, keys))

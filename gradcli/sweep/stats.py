@@ -91,7 +91,9 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 def _grad(doc: dict, out: str, name: str, kind: str):
     row = ((doc.get("gradients") or {}).get(out) or {}).get(name) or {}
     grad = row.get(kind)
-    return None if grad is None else np.asarray(_floats(grad), dtype=np.float64)
+    if grad is None or isinstance(grad, np.ndarray):  # an array: a digest from a worker
+        return grad
+    return np.asarray(_floats(grad), dtype=np.float64)  # lists: a run file read back
 
 
 def number(v):

@@ -62,7 +62,7 @@ def sweep(tmp_path, text, name, *args):
     result = CliRunner().invoke(cli, ["sweep", str(path), "--out", str(out), *map(str, args)])
     runs = {p.stem: json.loads(p.read_text()) for p in (out / "runs").glob("*.json")}
     for doc in runs.values():
-        doc.pop("time")
+        doc.pop("time"), doc.pop("cpu")
     return result, runs, (out / "results.csv").read_text()
 
 

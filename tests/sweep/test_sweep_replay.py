@@ -37,14 +37,14 @@ train:
 def docs_both_ways(text, params_list):
     """Each run through one Worker (replaying) and as a fresh run of its own."""
     worker = Worker(text, "spec.yaml", render.to_json)
-    replayed = [worker.run(str(i), p) for i, p in enumerate(params_list)]
+    replayed = [json.loads(worker.run(str(i), p)[1]) for i, p in enumerate(params_list)]
     fresh = []
     for params in params_list:
         experiment = load_spec_text(text, "spec.yaml", [set_text(k, v) for k, v in params.items()])
         fresh.append(json.loads(json.dumps(render.to_json(runner.run(experiment)))))
     for doc in replayed:
         assert "error" not in doc, doc.get("error")
-        for key in ("run", "params", "time"):
+        for key in ("run", "params", "time", "cpu"):
             doc.pop(key)
     return worker, [json.loads(json.dumps(d)) for d in replayed], fresh
 
@@ -82,9 +82,9 @@ def test_random_ops_make_the_seed_structural():
 
 def test_a_failed_run_does_not_spoil_the_graph_for_the_next():
     worker = Worker(BINARY, "spec.yaml", render.to_json)
-    bad = worker.run("0", {"train.steps": -1})
+    bad, _ = worker.run("0", {"train.steps": -1})
     assert bad["exit_code"] == 2 and "train.steps" in bad["error"]
-    good = worker.run("1", {"seed": 4})
+    good = json.loads(worker.run("1", {"seed": 4})[1])
     experiment = load_spec_text(BINARY, "spec.yaml", ["seed=4"])
     fresh = render.to_json(runner.run(experiment))
     assert good["train"]["loss"] == pytest.approx(fresh["train"]["loss"], abs=0)
