@@ -60,9 +60,9 @@ class Worker:
         """(digest, text) of one run: the run file's JSON text (its result or its error, plus
         run, params and time; None unless self.texts) and the digest the report needs.
 
-        `time` is the run's own time (`cpu` its processor time): building its experiment, building or replaying its
-        graph, running it and producing its JSON text (what `gradcli run --format json`
-        does for one spec, less starting Python).
+        `time` is the run's own time (`cpu` its processor time): building its experiment,
+        building or replaying its graph, running it and producing its JSON text (what
+        `gradcli run --format json` does for one spec, less starting Python).
         """
         start, cpu = time.perf_counter(), time.process_time()
         result = None

@@ -97,9 +97,3 @@ def grid(all_axes: list[Axis]) -> Grid:
         runs.append(Run(f"{n:0{width}d}", dict(zip(keys, values))))
     return Grid(keys, tuple(runs))
 
-
-def group_of(run: Run, grid_: Grid) -> tuple:
-    """The run's group: its params but seed, as a hashable key."""
-    import json
-
-    return tuple(json.dumps(run.params[k], sort_keys=True) for k in grid_.group_keys)

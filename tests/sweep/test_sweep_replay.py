@@ -7,10 +7,9 @@ import pytest
 
 from gradcli import render, runner
 from gradcli.spec import load_spec_text
-from gradcli.spec.sweep import set_text
+from gradcli.spec.sweep import parse_param, set_text
 from gradcli.sweep.execute import Worker
 from gradcli.sweep.grid import axes, grid
-from gradcli.spec.sweep import parse_param
 
 ROOT = Path(__file__).parent.parent.parent
 
