@@ -201,8 +201,10 @@ def test_the_same_command_again_runs_nothing_and_reports_everything(tmp_path):
 SLOW = HARDTANH.replace("steps: 3", "steps: 800").replace("seed: [0, 1, 2]", "seed: [0, 1, 2, 3]")
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_keeps_finished_runs_exits_130_and_the_same_command_resumes(tmp_path, jobs):
+@pytest.mark.parametrize("jobs,sig,code", [("1", signal.SIGINT, 130), ("2", signal.SIGINT, 130),
+                                           ("1", signal.SIGKILL, -signal.SIGKILL)])
+def test_ctrl_c_or_a_kill_keeps_finished_runs_and_the_same_command_resumes(tmp_path, jobs, sig,
+                                                                           code):
     path, out = spec(tmp_path, SLOW), tmp_path / "out"
     command = [sys.executable, "-m", "gradcli", "sweep", str(path), "--jobs", jobs, "--out",
                str(out), "--no-numeric", "--format", "json"]
@@ -213,12 +215,13 @@ def test_ctrl_c_keeps_finished_runs_exits_130_and_the_same_command_resumes(tmp_p
         if (out / "runs").exists() and list((out / "runs").glob("*.json")):
             break
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
-    kept = run_files(out)
+    assert proc.returncode == code, err.decode()
+    kept = run_files(out)  # every file there is whole (each is written atomically)
     assert 1 <= len(kept) < 8 and all("train" in d for d in kept.values())
-    assert b"the same command resumes" in err
+    if sig == signal.SIGINT:
+        assert b"the same command resumes" in err
     done = subprocess.run(command, env=env, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()
     final = run_files(out)

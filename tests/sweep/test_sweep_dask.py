@@ -74,6 +74,13 @@ def test_scheduler_runs_the_sweep_on_two_workers_as_a_local_pool_would(tmp_path,
     assert remote_runs == local_runs and remote_csv == local_csv
     assert json.loads(remote.stdout) == json.loads(local.stdout)
 
+    (tmp_path / "remote" / "runs" / "2.json").unlink()  # resuming on the cluster: runs 2 only
+    stamps = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "remote" / "runs").iterdir()}
+    again, again_runs, _ = sweep(tmp_path, SMALL, "remote", "--scheduler", scheduler)
+    assert again.exit_code == 0 and again_runs == local_runs
+    now = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "remote" / "runs").iterdir()}
+    assert {k for k in now if now[k] != stamps.get(k)} == {"2.json"}
+
     failed, runs, _ = sweep(tmp_path, FAILING, "failing", "--scheduler", scheduler)
     assert failed.exit_code == 1
     assert runs["1"]["exit_code"] == 1 and runs["1"]["error"].startswith("expect:")
