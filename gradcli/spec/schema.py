@@ -220,7 +220,9 @@ def json_schema() -> dict:
             "sweep": _d("runs for `gradcli sweep`: dotted --set keys to lists of values (every "
                         "combination), or zip: {key: [...]} (lists taken element by element)",
                         type="object", additionalProperties={"type": "array", "minItems": 1},
-                        properties={"zip": {"type": "object", "additionalProperties": {
-                            "type": "array", "minItems": 1}}}),
+                        properties={"zip": _d("dotted keys to lists of equal length, taken "
+                                              "element by element (one axis of the grid)",
+                                              type="object", additionalProperties={
+                                                  "type": "array", "minItems": 1})}),
         }),
     }

@@ -95,3 +95,16 @@ def test_nothing_to_sweep_is_refused():
 def test_bad_param_is_refused(text):
     with pytest.raises(SpecError):
         parse_param(text)
+
+
+def test_the_schema_knows_the_sweep_block():
+    jsonschema = pytest.importorskip("jsonschema")
+    import yaml
+
+    from gradcli.spec import json_schema
+
+    validator = jsonschema.Draft202012Validator(json_schema())
+    spec = yaml.safe_load(BASE + "sweep:\n  seed: [0, 1]\n  zip: {a.b: [1, 2], c: [3, 4]}\n")
+    assert list(validator.iter_errors(spec)) == []
+    spec["sweep"]["seed"] = []
+    assert [tuple(e.absolute_path) for e in validator.iter_errors(spec)] == [("sweep", "seed")]
