@@ -226,9 +226,27 @@ def dask_task(text: str, path: str, to_doc, numeric: bool, max_memory, texts: bo
     with _DASK_LOCK:  # one run at a time per process: the core's graph state is global
         worker = _DASK_WORKERS.get(key)
         if worker is None:
+            if not _DASK_WORKERS:  # the first task in this process
+                _roomy_allocator()
+                _one_blas_thread()
             _DASK_WORKERS.clear()
             worker = _DASK_WORKERS[key] = Worker(text, path, to_doc, numeric, max_memory, texts)
         return worker.run(run_id, params)
+
+
+def _roomy_allocator() -> None:
+    """Undo what Dask's nanny sets (MALLOC_TRIM_THRESHOLD_=65536): with a fixed trim
+    threshold glibc also fixes its mmap threshold at 128 KiB, so every larger temporary is
+    mapped, faulted in and unmapped again, which doubled a W8 run's processor time. These are
+    the thresholds glibc itself reaches once a process frees a large block."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 64 * 2**20)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):  # not glibc: nothing to undo
+        pass
 
 
 def dask_runs(client, runs, text: str, path: str, to_doc, numeric: bool = True,
