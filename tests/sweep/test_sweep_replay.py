@@ -87,3 +87,21 @@ def test_a_failed_run_does_not_spoil_the_graph_for_the_next():
     experiment = load_spec_text(BINARY, "spec.yaml", ["seed=4"])
     fresh = render.to_json(runner.run(experiment))
     assert good["train"]["loss"] == pytest.approx(fresh["train"]["loss"], abs=0)
+
+
+def test_data_specs_replay_across_seeds_and_rebuild_for_another_split():
+    """With data:, a seed is another split and batch order (new values, same graph); another
+    test share changes the batch's shape (a graph of its own)."""
+    path = ROOT / "experiments" / "data" / "two_blobs.yaml"
+    text = path.read_text()
+    worker = Worker(text, str(path), render.to_json)
+    for params in ({"seed": 0}, {"seed": 1}, {"data.test": 0.5, "seed": 3}, {"seed": 2}):
+        digest, run_text = worker.run("r", params)
+        replayed = json.loads(run_text)
+        for key in ("run", "params", "time", "cpu", "error", "exit_code"):
+            replayed.pop(key, None)
+        overrides = [set_text(k, v) for k, v in params.items()]
+        fresh = render.to_json(runner.run(load_spec_text(text, str(path), overrides)))
+        assert replayed == json.loads(json.dumps(fresh))
+        assert ("error" in digest) == (params != {"seed": 0})  # expect holds for seed 0 only
+    assert worker.builds == 2
