@@ -113,6 +113,9 @@ def digest_of(doc: dict, result=None) -> dict:
     train = doc.get("train")
     if isinstance(train, dict):
         digest["train"] = {k: train[k] for k in ("final_loss", "final") if k in train}
+        metrics = getattr(getattr(result, "train", None), "final_metrics", None)
+        if metrics and "final" not in digest["train"]:  # from the record, if the JSON lacks it
+            digest["train"]["final"] = {"loss": train.get("final_loss"), **metrics}
     if result is not None:
         digest["gradients"] = {o: {i: {"overridden": _array(r.overridden), "true": _array(r.true)}
                                    for i, r in row.items()} for o, row in result.gradients.items()}
@@ -173,7 +176,10 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
               max_memory: int | None = None, texts: bool = True):
     """Every run on a pool of `jobs` processes, yielded as each finishes. Closing the
     generator (Ctrl-C in the caller) cancels what has not started and stops the workers."""
-    method = "fork" if sys.platform.startswith("linux") else None  # gradcli already imported
+    # fork: the workers start with gradcli already imported. Not once a threaded framework
+    # is loaded in this process (a library caller's): forking it can deadlock.
+    threaded = any(name in sys.modules for name in ("jax", "tensorflow", "torch"))
+    method = "fork" if sys.platform.startswith("linux") and not threaded else "spawn"
     context = multiprocessing.get_context(method)
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_start,
                                initargs=(text, path, to_doc, numeric, max_memory, texts))

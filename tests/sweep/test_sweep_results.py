@@ -58,3 +58,15 @@ def test_a_non_finite_stop_and_an_unmet_expect_are_failures():
     assert failure_of(unmet) == "expect: values.y: expected 1, got 2"
     fine = types.SimpleNamespace(train=types.SimpleNamespace(stopped=None), expect=None)
     assert failure_of(fine) is None
+
+
+def test_metrics_come_from_the_training_record_when_the_json_lacks_them():
+    from gradcli.sweep.execute import digest_of
+
+    record = types.SimpleNamespace(final_metrics={"accuracy": {"train": 0.75, "test": 0.5}})
+    result = types.SimpleNamespace(train=record, gradients={})
+    digest = digest_of({"run": "0", "params": {}, "train": {"final_loss": 0.25}}, result)
+    assert digest["train"]["final"] == {"loss": 0.25, "accuracy": {"train": 0.75, "test": 0.5}}
+    rows = list(csv.reader(io.StringIO(csv_text([digest], ()))))
+    assert rows == [["run", "final_loss", "final.accuracy.train", "final.accuracy.test", "error"],
+                    ["0", "0.25", "0.75", "0.5", ""]]
