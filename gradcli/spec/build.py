@@ -89,7 +89,9 @@ def build_experiment(root: Map, path: str) -> Experiment:
     unconnected = _optional(root, "unconnected",
                             lambda n: expect_choice(n, "unconnected", UNCONNECTED), "none")
     train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
-                        root.key_mark("train").location() if "train" in root.items else None)
+                        root.key_mark("train").location() if "train" in root.items else None,
+                        names=names, functions=callable_,
+                        has_data=optional(root, "data") is not None)
     expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
     build_sweep(optional(root, "sweep"))  # checked here too, so `gradcli check` reports it
     return Experiment(name=name, description=description, path=path, backend=backend,
