@@ -239,3 +239,46 @@ def test_table_shows_each_group_and_its_gradient_statistics(tmp_path):
     for column in ("inputs.c.value", "final_loss", "grad_std", "bias", "cosine_of_means"):
         assert column in text
     assert "0.5 " in text and "1.5 " in text and " ± " in text
+
+
+METRICS = """\
+name: blobs-metrics
+data: {load: two_blobs.csv, features: X, labels: y, test: 0.2, standardize: true}
+inputs: {w: [0.5, -0.25], b: 0.1}
+let:
+  z: matmul(X, w) + b
+outputs:
+  loss: mean(softplus(z) - cast(y, dtype(z)) * z)
+train:
+  loss: loss
+  optimizer: {name: sgd, lr: 0.5}
+  batch_size: 8
+  epochs: 2
+  metrics:
+    accuracy: mean(cast((z > 0) == (y == 1), dtype(z)))
+sweep:
+  train.optimizer.lr: [0.1, 0.5]
+  seed: [0, 1, 2]
+"""
+
+
+def test_data_and_metrics_give_the_final_metric_columns(tmp_path):
+    (tmp_path / "two_blobs.csv").write_bytes((ROOT / "experiments/data/two_blobs.csv").read_bytes())
+    out = tmp_path / "out"
+    result = invoke(spec(tmp_path, METRICS, "m.yaml"), "--jobs", 2, "--out", out, "--format",
+                    "json")
+    assert result.exit_code == 0, result.stderr
+    runs = run_files(out)
+    with open(out / "results.csv", newline="") as f:
+        rows = {r["run"]: r for r in csv.DictReader(f)}
+    assert list(rows["0"])[:6] == ["run", "train.optimizer.lr", "seed", "final_loss",
+                                   "final.accuracy.train", "final.accuracy.test"]
+    for run_id, doc in runs.items():
+        final = doc["train"]["final"]
+        assert float(rows[run_id]["final.accuracy.test"]) == final["accuracy"]["test"]
+        assert float(rows[run_id]["final_loss"]) == final["loss"]
+    groups = json.loads(result.stdout)["groups"]
+    tests = [runs[i]["train"]["final"]["accuracy"]["test"] for i in ("3", "4", "5")]
+    assert groups[1]["columns"]["final.accuracy.test"]["mean"] == pytest.approx(np.mean(tests))
+    assert groups[1]["columns"]["final.accuracy.test"]["std"] == pytest.approx(
+        np.std(tests, ddof=1))
