@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -90,6 +91,7 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
     client = cluster = None
     if todo and (use_dask or scheduler):
         client, cluster = _dask_client(scheduler, jobs)
+    pool = False
     try:
         if client is not None:
             finished = execute.dask_runs(client, todo, text, str(Path(path).resolve()),
@@ -97,14 +99,12 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
         elif jobs == 1 or len(todo) <= 1:
             finished = execute.local_runs(todo, worker)
         else:
+            pool = True
             finished = execute.pool_runs(todo, min(jobs, len(todo)), text, path, render.to_json,
                                          numeric, max_memory, texts)
         _collect(finished, len(todo), len(runs) - len(todo), docs, place, err)
     except KeyboardInterrupt:
-        kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
-            if place is not None else ""
-        err.print(Text(f"interrupted{kept}", style="bold red"), soft_wrap=True)
-        raise SystemExit(130) from None
+        _interrupted(out, place, docs, runs, the_grid, pool, err)
     finally:
         if place is not None:
             place.write_csv(list(docs.values()), the_grid.keys)
@@ -116,6 +116,23 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
     report = stats.report(list(docs.values()), the_grid.keys)
     _emit(report, fmt, target, output, base.name, err)
     raise SystemExit(1 if any(d.get("error") for d in docs.values()) else 0)
+
+
+def _interrupted(out, place, docs, runs, the_grid, pool: bool, err) -> None:
+    """Ctrl-C: keep what finished (results.csv too), say how to resume, exit 130."""
+    if place is not None:
+        place.write_csv(list(docs.values()), the_grid.keys)
+    kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
+        if place is not None else ""
+    err.print(Text(f"interrupted{kept}", style="bold red"), soft_wrap=True)
+    if pool:
+        # A pool worker stopped while sending its result leaves the pool's manager thread
+        # waiting for the rest of the message, and Python joins that thread at exit: leave
+        # at once instead (every file is written, each atomically; no Dask to close).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    raise SystemExit(130)
 
 
 def _sweep_node(text: str, path: str):

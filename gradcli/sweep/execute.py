@@ -210,7 +210,14 @@ def _outcome(future, run_id: str, runs) -> tuple:
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Terminate the pool's processes: a run in progress is dropped (it has no file yet)."""
+    """Terminate the pool's processes: a run in progress is dropped (it has no file yet).
+
+    The tasks queued for them stay in the call queue's pipe, which nobody reads any more:
+    without cancel_join_thread its feeder thread, joined at exit, would wait for ever.
+    """
+    queue = getattr(pool, "_call_queue", None)
+    if queue is not None:
+        queue.cancel_join_thread()
     for process in list(getattr(pool, "_processes", {}).values()):
         if process.is_alive():
             process.terminate()
