@@ -57,6 +57,7 @@ bench:
 
 bench-run: $(STAMP)
 	$(PY) bench/run.py --json bench/results.json --markdown bench/RESULTS.md
+	$(PY) bench/sweep_w8.py --json bench/w8/results.json --markdown bench/w8/RESULTS.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
