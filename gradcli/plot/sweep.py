@@ -37,7 +37,7 @@ class SweepSeries:
     positions: np.ndarray             # where they sit on the x axis
     categorical: bool
     lines: list
-    failed: int = 0                   # runs with an error, left out
+    failed: int = 0                   # failed runs without a result, left out
     nonfinite: int = 0                # runs whose y is empty, NaN or infinite, left out
     pooled: list = field(default_factory=list)  # other swept keys (but seed) averaged over
 
@@ -80,7 +80,7 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
     if not any(line.n.sum() for line in lines):
         raise fail(f"nothing to draw: no run of {printable(sweep.path)} has a finite {printable(y)} "
                    f"({len(sweep.rows)} run{'s' * (len(sweep.rows) != 1)}, "
-                   f"{len(sweep.rows) - len(rows)} failed)")
+                   f"{len(sweep.failed)} failed)")
     pooled = [k for k in sweep.keys if k not in (x, hue, "seed")]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
                        failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled)

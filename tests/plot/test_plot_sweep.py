@@ -210,7 +210,9 @@ def test_a_directory_that_is_not_a_sweep_exits_2(tmp_path):
     (tmp_path / "empty" / "results.csv").write_text("seed,final_loss\n0,1.0\n")
     result = run(tmp_path / "empty")
     assert result.exit_code == 2 and "no `run` column" in result.stderr
-    (tmp_path / "empty" / "results.csv").write_text("run,seed,final_loss,error\n0,0,,\n1,1,2.0,boom\n")
+    # run 1 failed with a NaN loss (a failed run that kept a finite value would be drawn,
+    # as the sweep's report averages it)
+    (tmp_path / "empty" / "results.csv").write_text("run,seed,final_loss,error\n0,0,,\n1,1,NaN,boom\n")
     result = run(tmp_path / "empty")
     assert result.exit_code == 2 and "nothing to draw: no run of" in result.stderr
     assert "has a finite final_loss (2 runs, 1 failed)" in " ".join(result.stderr.split())

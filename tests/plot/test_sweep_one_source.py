@@ -1,9 +1,10 @@
 """The sweep's JSON report, `plot sweep`'s band and `report DIR` show the same numbers.
 
 A sweep directory written with sweep/results.py (as `gradcli sweep --out` writes it) where
-one run diverged: its final_loss is NaN and its overridden gradient holds a NaN. The rule
-(docs/sweeps.md): a non-finite value is left out of mean and std and counted. The oracle is
-numpy on the finite values written here, never gradcli.
+one run diverged: its final_loss is NaN and its overridden gradient holds a NaN, and one
+failed its expect but kept its result. The rules (docs/sweeps.md): a non-finite value is
+left out of mean and std and counted; a failed run with a result is averaged. The oracle
+is numpy on the finite values written here, never gradcli.
 """
 import json
 import re
@@ -36,6 +37,8 @@ def write_dir(root: Path) -> list:
                      "summary": {"y": {"w": {"cosine": 1.0, "max_abs_diff": 0.5,
                                              "sign_agreement": 1.0}}},
                      "gradients": {"y": {"w": {"overridden": OVER[seed, lr], "true": TRUE}}}})
+        if (seed, lr) == (2, 0.1):  # an unmet expect: a failure that keeps its result
+            docs[-1].update(error="expect: values.y: expected 1, got 2", exit_code=1)
     (root / "runs").mkdir(parents=True)
     (root / "sweep.json").write_text(json.dumps({"format": "gradcli-sweep-1", "keys": list(KEYS),
                                                  "spec_text": "name: diverging\n"}))
@@ -61,7 +64,9 @@ def test_the_report_json_and_the_plots_band_come_from_the_same_numbers(tmp_path)
         assert col["std"] == pytest.approx(np.std(want, ddof=1), rel=1e-15)
         assert (col["n"], col["nonfinite"]) == (len(want), 3 - len(want))
         assert group["n"] == 3  # every run has a result; n per column says how many averaged
+        assert group["failed"] == (lr == 0.1)
         assert (line.mean[i], line.std[i], line.n[i]) == (col["mean"], col["std"], col["n"])
+    assert series.failed == 0  # the failed run kept its result: drawn, as it is averaged
     assert series.nonfinite == 1 and "1 run without a finite final_loss left out" in series.notes()
     # the drawn band is mean ± std of those same numbers
     (ax,) = sweep_figure("diverging", series).axes
