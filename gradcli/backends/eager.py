@@ -122,12 +122,20 @@ class EagerBuilder:
 
     def call_function(self, spec, args, evaluate):
         bound = dict(zip(spec.args, args))
+        for name, expr in spec.lets:
+            bound[name] = evaluate(expr, bound)
         result = evaluate(spec.forward, bound)
         if self.mode == "true":
             return result
         single = not isinstance(result, tuple)  # a multi-output op; a list literal is one tensor
         ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
         n = len(args)
+        # The lets ride along as inputs that get no gradient, so the backward reads them from
+        # the custom op's own residuals (jax's custom_vjp must not close over traced values),
+        # never recomputes them (a let's random draw would be drawn again).
+        names = [name for name, _ in spec.lets if self.kit.is_tensor(bound[name])]
+        lets = [bound[name] for name in names]
+        k = n + len(lets)
 
         def backward(xs, outs, dys):
             if len(spec.grads) != n:
@@ -135,12 +143,14 @@ class EagerBuilder:
                                     f"{len(spec.grads)} gradient(s); the function has {n} input(s) "
                                     f"({', '.join(spec.args)}): return one gradient per input, "
                                     "None where an input gets none")
-            names = dict(zip(spec.args, xs[:n]))
-            names.update(dy=dys[0], **{f"dy{i}": d for i, d in enumerate(dys)})
-            return [None if g is None else evaluate(g, names) for g in spec.grads] + [None] * len(ys)
+            seen = {**bound, **dict(zip(spec.args, xs[:n])), **dict(zip(names, xs[n:k]))}
+            seen.update(dy=dys[0], **{f"dy{i}": d for i, d in enumerate(dys)})
+            return ([None if g is None else evaluate(g, seen) for g in spec.grads]
+                    + [None] * (len(lets) + len(ys)))
 
         pattern = [i < len(spec.grads) and spec.grads[i] is not None for i in range(n)]
-        outs = self._custom([*args, *ys], lambda *vs: vs[n:], backward, pattern + [False] * len(ys),
+        outs = self._custom([*args, *lets, *ys], lambda *vs: vs[k:], backward,
+                            pattern + [False] * (len(lets) + len(ys)),
                             (spec.name, "custom_gradient"), strict=True)
         return outs[0] if single else outs
 

@@ -72,6 +72,8 @@ class _Builder:
     def call_function(self, spec, args, evaluate):
         def forward(*xs):
             bound = dict(zip(spec.args, xs))
+            for name, expr in spec.lets:  # the forward's intermediates, which grad_fn sees
+                bound[name] = evaluate(expr, bound)
 
             def grad_fn(*dys):
                 names = {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
