@@ -26,7 +26,6 @@ framework's own convention (jax has no unconnected gradients at all).
 from __future__ import annotations
 
 import functools
-import itertools
 from contextlib import contextmanager
 from typing import Callable
 
@@ -68,7 +67,8 @@ class EagerBuilder:
         self.inspect, self.count = inspect, count
         self.scopes: list[dict] = []
         self.aliases: dict[str, str] = {}
-        self.draws = itertools.count()
+        self.drawn = 0   # random draws made so far: each seeds its own generator
+        self.rebuild = False  # building lets again for grad(y, x) (see rebuilding)
         self.made: set[int] = set()  # ids of the constants this build made from literals
         self.interpreter: Interpreter | None = None
         budget = budgets.active()  # each build gets its own ledger under the run's budget
@@ -161,6 +161,47 @@ class EagerBuilder:
         return self._custom([x, y], lambda x_, y_: (y_,), lambda xs, outs, dys: [dys[0], None],
                             (True, False), ("grad_pass_through", "grad_pass_through"))[0]
 
+    # ----- grad(y, x) -----
+    def grad(self, y_at, x):
+        """The framework's own gradient of sum(y) with respect to x, built so that it can be
+        differentiated again (create_graph, a nested tape, a vjp inside the traced function).
+
+        y is built again from x inside the framework's recording (kit.gradient); always with
+        the overrides in force, in a "true" build too: grad()'s value is the overridden
+        gradient on every pass, and the true pass differentiates that computation. The
+        result counts as connected to x and to y (the core's `grad` op records the same).
+        """
+        saved = self.mode, self.inspect
+        self.mode, self.inspect = "overridden", False  # inspect would read traced values
+
+        def build(x_in):
+            if x_in is not x:  # the framework's own handle on x: it carries x's gradient
+                self._record([x], (x_in,), (True,))
+            return y_at(x_in)
+
+        try:
+            x_in, y, g = self.kit.gradient(build, x)
+        finally:
+            self.mode, self.inspect = saved
+        g = self._fit(g, x, 0, ("grad", "grad"), True)
+        self._record([x_in, y], (g,), (True, True))
+        return g
+
+    def checkpoint(self):
+        return self.drawn
+
+    @contextmanager
+    def rebuilding(self, mark):
+        """Lets built again for grad(): the same draws as the first time, counted and
+        inspected once (the first time), stop_gradients not applied (grad's value is the
+        same in every pass) and a fed let's value kept with its path from x."""
+        saved = self.drawn, self.count, self.inspect, self.rebuild
+        self.drawn, self.count, self.inspect, self.rebuild = mark, False, False, True
+        try:
+            yield
+        finally:
+            self.drawn, self.count, self.inspect, self.rebuild = saved
+
     # ----- binding names (the interpreter calls this for every let and output) -----
     def bind(self, names, value, env):
         if len(names) == 1:
@@ -180,8 +221,11 @@ class EagerBuilder:
                 self.aliases[name] = self.aliases.get(other, other)
                 return value
         if name in self.feeds:
-            value = kit.constant(np.asarray(self.feeds[name], dtype=kit.dtype_name(value)))
-        elif name in self.stops and self.is_float(value):
+            fed = kit.constant(np.asarray(self.feeds[name], dtype=kit.dtype_name(value)))
+            if self.rebuild and self.is_float(value):  # the fed value, still a function of x
+                fed = kit.ops["add"](value, kit.stop_gradient(kit.ops["sub"](fed, value)))
+            value = fed
+        elif name in self.stops and self.is_float(value) and not self.rebuild:
             value = kit.stop_gradient(value)
         probe = self.probes.get(name)
         if probe is not None:
@@ -447,7 +491,8 @@ class EagerBuilder:
         values.update(kwargs)
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
         self._admit(name, [], {"shape": shape, "dtype": self.dtype})
-        rng = np.random.default_rng([self.program.experiment.seed, next(self.draws)])
+        rng = np.random.default_rng([self.program.experiment.seed, self.drawn])
+        self.drawn += 1
         if name == "uniform":
             value = rng.uniform(values["low"], values["high"], shape)
         elif name == "normal":

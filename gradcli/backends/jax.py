@@ -125,6 +125,18 @@ class JaxKit:
         op.defvjp(fwd, bwd)
         return op(*inputs)
 
+    def gradient(self, build, x):
+        """(x as built from, y = build(x), d(sum y)/dx): a vjp inside whatever is traced."""
+        seen = {}
+
+        def f(x_in):
+            seen["x"], seen["y"] = x_in, build(x_in)
+            return seen["y"]
+
+        y, vjp = self.jax.vjp(f, x)
+        (g,) = vjp(self.jnp.ones_like(y))
+        return seen["x"], seen["y"], g
+
     def differentiate(self, f, sources: list):
         jax = self.jax
         outs, vjp = jax.vjp(lambda *s: tuple(f(list(s))), *sources)

@@ -1,7 +1,7 @@
 """The numpy backend: a spec built once on gradcli's bundled core, then replayed."""
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -9,6 +9,7 @@ from .. import core as gc
 from ..errors import GradcliError, SpecError
 from ..fd import probe_kind
 from ..opset import OPS
+from . import core_grad
 from .interpret import Interpreter, spec_error
 from .program import (
     Program,
@@ -93,6 +94,16 @@ class _Builder:
 
     def pass_through(self, fn, x):
         return gc.grad_pass_through(fn)(x)
+
+    def grad(self, y_at, x):
+        # The core's graph is symbolic: y as already built is a function of x, no rebuild.
+        return core_grad.gradient(y_at(), x)
+
+    def checkpoint(self):
+        return None
+
+    def rebuilding(self, mark):
+        return nullcontext()
 
     def bind(self, names, value, env):
         return value
