@@ -61,6 +61,7 @@ class EagerBuilder:
                  record: bool = False, inspect: bool = False, count: bool = False,
                  log=None, vjps: bool = False) -> None:
         self.program, self.kit, self.mode = program, program.kit, mode
+        self.true_pass = mode == "true"
         self.dtype = program.dtype
         self.probes, self.stops, self.feeds = probes or {}, set(stops), feeds or {}
         self.graph = Graph() if record else None
@@ -69,6 +70,7 @@ class EagerBuilder:
         self.aliases: dict[str, str] = {}
         self.drawn = 0   # random draws made so far: each seeds its own generator
         self.rebuild = False  # building lets again for grad(y, x) (see rebuilding)
+        self.inner = 0        # grad() calls under way: their backward passes use the rules
         self.made: set[int] = set()  # ids of the constants this build made from literals
         self.interpreter: Interpreter | None = None
         budget = budgets.active()  # each build gets its own ledger under the run's budget
@@ -179,10 +181,12 @@ class EagerBuilder:
                 self._record([x], (x_in,), (True,))
             return y_at(x_in)
 
+        self.inner += 1
         try:
             x_in, y, g = self.kit.gradient(build, x)
         finally:
             self.mode, self.inspect = saved
+            self.inner -= 1
         g = self._fit(g, x, 0, ("grad", "grad"), True)
         self._record([x_in, y], (g,), (True, True))
         return g
@@ -264,6 +268,10 @@ class EagerBuilder:
             outs = self._custom(inputs, lambda *xs: raw(*xs, **attrs), rule, pattern,
                                 (gradient, name), strict=strict)
             return outs[0] if len(outs) == 1 else outs
+        if self.mode == "overridden" and name == "stop_gradient" and self.inner and self.true_pass:
+            # inside grad() on the true pass: stopped for grad()'s value, not for the true pass
+            return self._custom(inputs, lambda x: (kit.copy(x),), lambda xs, outs, dys: [None],
+                                (False,), ("stop_gradient", name))[0]
         if self.mode == "overridden" and name == "stop_gradient":
             out, pattern = kit.stop_gradient(inputs[0]), (False,)
         elif self.mode == "overridden" and name == "reverse_gradient":
@@ -356,6 +364,8 @@ class EagerBuilder:
         """The kit's custom-gradient op; its backward's gradients are fitted to the inputs
         (exactly, or a scalar, when a user wrote the backward: strict)."""
         kit = self.kit
+        if self.true_pass:  # built inside grad() (nothing else is custom on the true pass)
+            backward = self._dual(forward, backward)
 
         def fitted(xs, outs, dys):
             dys = tuple(d if d is not None and self.is_float(o) else None for d, o in zip(dys, outs))
@@ -367,6 +377,37 @@ class EagerBuilder:
         if self.log is not None and not self.vjps:
             self.log.op(label[1], self.place, inputs, outs)
         return outs
+
+    def _dual(self, forward, rule):
+        """On the true pass, an override built inside grad() gives grad()'s value its rule;
+        the true pass itself (the outermost differentiation, once grad() is done) goes
+        through it by the framework's own derivative of its forward."""
+        kit = self.kit
+
+        def backward(xs, outs, dys):
+            if self.inner:
+                return rule(xs, outs, dys)
+            floats = [i for i, x in enumerate(xs) if self.is_float(x)]
+
+            def f(sources):
+                args = list(xs)
+                for i, s in zip(floats, sources):
+                    args[i] = s
+                out = forward(*args)
+                return list(out) if isinstance(out, (tuple, list)) else [out]
+
+            _, vjp = kit.differentiate(f, [xs[i] for i in floats])
+            total = [None] * len(floats)
+            for k, dy in enumerate(dys):
+                if dy is not None:
+                    total = [b if a is None else a if b is None else a + b
+                             for a, b in zip(total, vjp(k, dy))]
+            grads = [None] * len(xs)
+            for i, g in zip(floats, total):
+                grads[i] = g
+            return grads
+
+        return backward
 
     def _record(self, inputs, outs, pattern) -> None:
         if self.graph is not None:

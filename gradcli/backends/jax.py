@@ -113,7 +113,9 @@ class JaxKit:
             return run(*xs)
 
         def fwd(*xs):
-            outs = run(*xs)
+            # op itself, not run: an outer differentiation (grad() in a spec) then meets the
+            # custom rule again, as TensorFlow's and torch's do, not run's native derivative
+            outs = op(*xs)
             return outs, (xs, outs)
 
         def bwd(residuals, dys):
