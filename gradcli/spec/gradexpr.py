@@ -48,15 +48,15 @@ class Upstream:
     def check(self, site: Site) -> None:
         """Every grad(y, x) in the site: x is read by y (perhaps through lets) and is a float."""
         for y, x in grad_calls(site.expr.node):
-            if x.id not in self.of(y):
-                raise error_at(site.node, x.pos, site.key,
-                               f"grad(y, x): y does not depend on {x.id!r}, so there is no "
-                               "gradient to take", "x must be an input or a let that y is "
-                                                   "computed from")
             spec = self.inputs.get(x.id)
             if spec is not None and spec.value.dtype.kind != "f":
                 raise error_at(site.node, x.pos, site.key,
                                f"grad(y, x): input {x.id!r} is {spec.value.dtype}; a gradient is "
                                "taken with respect to a float tensor",
                                f"cast it first: let: {{xf: cast({x.id}, float64)}}")
+            if x.id not in self.of(y):
+                raise error_at(site.node, x.pos, site.key,
+                               f"grad(y, x): y does not depend on {x.id!r}, so there is no "
+                               "gradient to take", "x must be an input or a let that y is "
+                                                   "computed from")
 
