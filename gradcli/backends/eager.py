@@ -229,7 +229,12 @@ class EagerBuilder:
             if self.rebuild and self.is_float(value):  # the fed value, still a function of x
                 fed = kit.ops["add"](value, kit.stop_gradient(kit.ops["sub"](fed, value)))
             value = fed
-        elif name in self.stops and self.is_float(value) and not self.rebuild:
+        elif name in self.stops and self.is_float(value) and self.rebuild:
+            # built again for grad(): live for grad()'s own gradient, stopped for the reported
+            # one (the core stops its walk at the one tensor the inner gradient reads)
+            value = kit.custom([value], lambda v: (kit.copy(v),),
+                               lambda xs, outs, dys: [dys[0] if self.inner else None])[0]
+        elif name in self.stops and self.is_float(value):
             value = kit.stop_gradient(value)
         probe = self.probes.get(name)
         if probe is not None:

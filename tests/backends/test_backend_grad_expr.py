@@ -332,3 +332,28 @@ def test_errors_are_placed(body, where, words):
     assert words in message, message
     if where is not None:
         assert message.startswith(where), message
+
+
+# ----- lets built again for grad() keep their random draws -----
+DRAWS = """
+inputs:
+  x: [0.5, -1.0, 2.0]
+let:
+  n: x * uniform([3], 0.5, 1.5)
+  m: n * normal([3])
+  g: grad(sum(m), x)
+  later: uniform([2])
+outputs:
+  y: sum(g * x)
+"""
+
+
+def test_lets_built_again_keep_their_draws(backend):
+    result = run(DRAWS, backend, numeric=False)
+    values = result.values
+    # m = x * u * n, so d(sum m)/dx = u * n = m / x: the same draws, not new ones
+    close(values["g"] * np.array([0.5, -1.0, 2.0]), values["m"])
+    without = run(DRAWS.replace("  g: grad(sum(m), x)\n", "").replace("sum(g * x)", "sum(m)"),
+                  backend, numeric=False)
+    close(values["later"], without.values["later"])  # the draws after it are not shifted
+    close(result.gradients["y"]["x"].overridden, values["g"])
