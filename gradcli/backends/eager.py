@@ -173,8 +173,10 @@ class EagerBuilder:
         gradient on every pass, and the true pass differentiates that computation. The
         result counts as connected to x and to y (the core's `grad` op records the same).
         """
-        saved = self.mode, self.inspect
-        self.mode, self.inspect = "overridden", False  # inspect would read traced values
+        saved = self.mode, self.inspect, self.log, self.vjps
+        # inspect and the non-finite log would read traced values (jax): grad() is checked
+        # as one op, below
+        self.mode, self.inspect, self.log, self.vjps = "overridden", False, None, False
 
         def build(x_in):
             if x_in is not x:  # the framework's own handle on x: it carries x's gradient
@@ -185,10 +187,12 @@ class EagerBuilder:
         try:
             x_in, y, g = self.kit.gradient(build, x)
         finally:
-            self.mode, self.inspect = saved
+            self.mode, self.inspect, self.log, self.vjps = saved
             self.inner -= 1
         g = self._fit(g, x, 0, ("grad", "grad"), True)
         self._record([x_in, y], (g,), (True, True))
+        if self.log is not None and not self.vjps:
+            self.log.op("grad", self.place, [x], (g,))
         return g
 
     def checkpoint(self):

@@ -357,3 +357,25 @@ def test_lets_built_again_keep_their_draws(backend):
                   backend, numeric=False)
     close(values["later"], without.values["later"])  # the draws after it are not shifted
     close(result.gradients["y"]["x"].overridden, values["g"])
+
+
+# ----- a non-finite gradient value says where it was born -----
+NONFINITE = """
+inputs:
+  x: [0.0, 1.0, 4.0]
+let:
+  g: grad(sum(sqrt(x)), x)
+outputs:
+  y: sum(g * x)
+"""
+
+
+def test_a_nonfinite_grad_value_is_located(backend):
+    result = run(NONFINITE, backend, numeric=False)
+    assert np.isposinf(result.values["g"][0]) and np.isnan(result.values["y"])
+    close(result.values["g"][1:], 0.5 / np.sqrt([1.0, 4.0]))
+    found = [r for r in result.nonfinite if r.phase == "forward" and r.tensor == "g"]
+    assert len(found) == 1 and found[0].born == "inf", result.nonfinite
+    # the core names the op of the inner gradient, a framework the grad() call around it
+    assert found[0].location.startswith("spec.yaml:5:"), found[0]
+    assert found[0].expr in ("sqrt(x)", "grad(sum(sqrt(x)), x)"), found[0]
