@@ -379,3 +379,28 @@ def test_a_nonfinite_grad_value_is_located(backend):
     # the core names the op of the inner gradient, a framework the grad() call around it
     assert found[0].location.startswith("spec.yaml:5:"), found[0]
     assert found[0].expr in ("sqrt(x)", "grad(sum(sqrt(x)), x)"), found[0]
+
+
+# ----- the bundled experiment's expected numbers are torch's -----
+def test_bundled_hvp_experiment_expects_torchs_numbers():
+    from pathlib import Path
+
+    from gradcli.spec import load_spec
+    path = Path(__file__).parents[2] / "experiments" / "hessian_vector_product.yaml"
+    experiment = load_spec(str(path))
+    x = t64(experiment.inputs["x"].value)
+    a = t64(experiment.inputs["a"].value, grad=False)
+    v = t64(experiment.inputs["v"].value, grad=False)
+
+    def y_of(x_):
+        return (torch.tanh(a @ x_) ** 2).sum() + (x_ ** 4).sum() / 4
+
+    hessian = torch.autograd.functional.hessian(y_of, x.detach())
+    hvp = grad((grad(y_of(x), x) * v).sum(), x)
+    (third,) = torch.autograd.grad(hvp.sum(), x)
+    expect = experiment.expect
+    close(expect.values["hvp"], hessian @ v)
+    close(expect.values["hvp"], hvp.detach())
+    close(expect.values["g"], grad(y_of(x), x).detach())
+    close(expect.gradients["hvp"]["x"], third)
+    assert runner.run(experiment, backend="numpy").expect.passed
