@@ -6,7 +6,7 @@ names each let reads (transitively), before anything is built.
 """
 from __future__ import annotations
 
-from gradcli.spec.ast import Call, Name, Node, walk
+from gradcli.spec.ast import Call, Name, Node, children, walk
 from gradcli.spec.exprcheck import GRAD, GRAD_PARAMS
 from gradcli.spec.sites import Site, error_at
 
@@ -25,12 +25,22 @@ def grad_calls(node: Node):
             yield bound["y"], bound["x"]
 
 
+# Bounds on what grad() may ask for (docs/untrusted.md): each level of a gradient of a
+# gradient builds a backward pass over everything below it (about three times its ops), and
+# the frameworks build the lets between x and y again for every call.
+MAX_GRAD_ORDER = 4
+MAX_GRAD_CALLS = 64
+
+
 class Upstream:
-    """Which names each let depends on, through the lets before it (filled in let order)."""
+    """Which names each let depends on, through the lets before it (filled in let order),
+    and how many levels of grad() each holds."""
 
     def __init__(self, inputs) -> None:
         self.inputs = inputs               # name -> InputSpec
         self.deps: dict[str, set[str]] = {}
+        self.order: dict[str, int] = {}    # name -> levels of grad() in its value
+        self.calls = 0
 
     def of(self, node: Node) -> set[str]:
         """The names an expression's value may depend on."""
@@ -41,13 +51,33 @@ class Upstream:
         return found
 
     def add(self, names, node: Node) -> None:
-        deps = self.of(node)
+        deps, order = self.of(node), self.order_of(node)
         for name in names:
             self.deps[name] = deps
+            self.order[name] = order
+
+    def order_of(self, node: Node) -> int:
+        """Levels of grad() in an expression's value: grad(y, x) adds one to y's."""
+        if isinstance(node, Name):
+            return self.order.get(node.id, 0)
+        if isinstance(node, Call) and node.func == GRAD:
+            bound = dict(zip(GRAD_PARAMS, node.args))
+            bound.update(node.kwargs)
+            return 1 + self.order_of(bound["y"])
+        return max((self.order_of(child) for child in children(node)), default=0)
 
     def check(self, site: Site) -> None:
         """Every grad(y, x) in the site: x is read by y (perhaps through lets) and is a float."""
         for y, x in grad_calls(site.expr.node):
+            self.calls += 1
+            if self.calls > MAX_GRAD_CALLS:
+                raise error_at(site.node, x.pos, site.key,
+                               f"a spec may call grad() at most {MAX_GRAD_CALLS} times", None)
+            if self.order_of(y) + 1 > MAX_GRAD_ORDER:
+                raise error_at(site.node, y.pos, site.key,
+                               f"this grad() is a derivative of order {self.order_of(y) + 1} "
+                               f"(a gradient of a gradient ...); the limit is {MAX_GRAD_ORDER}",
+                               "see docs/untrusted.md")
             spec = self.inputs.get(x.id)
             if spec is not None and spec.value.dtype.kind != "f":
                 raise error_at(site.node, x.pos, site.key,

@@ -404,3 +404,16 @@ def test_bundled_hvp_experiment_expects_torchs_numbers():
     close(expect.values["g"], grad(y_of(x), x).detach())
     close(expect.gradients["hvp"]["x"], third)
     assert runner.run(experiment, backend="numpy").expect.passed
+
+
+def test_grad_order_and_calls_are_bounded():
+    lets = "".join(f"  g{i}: grad(sum(g{i - 1} ** 2), x)\n" for i in range(1, 5))
+    text = HEAD + "let:\n  g0: x ** 3\n" + lets + "outputs:\n  y: sum(g4)\n"
+    runner.run(load(text), backend="numpy", numeric=False)  # order 4: allowed
+    deeper = text.replace("  y: sum(g4)", "  y: sum(grad(sum(g4), x))")
+    with pytest.raises(Exception, match="order 5 .*the limit is 4") as info:
+        load(deeper)
+    assert str(info.value).startswith("spec.yaml:11:15"), str(info.value)
+    many = HEAD + "outputs:\n" + "".join(f"  y{i}: grad(x * {i}, x)\n" for i in range(65))
+    with pytest.raises(Exception, match="at most 64 times"):
+        load(many)
