@@ -417,3 +417,25 @@ def test_grad_order_and_calls_are_bounded():
     many = HEAD + "outputs:\n" + "".join(f"  y{i}: grad(x * {i}, x)\n" for i in range(65))
     with pytest.raises(Exception, match="at most 64 times"):
         load(many)
+
+
+# ----- the examples of docs/spec.md's grad() section run, with the numbers torch gives -----
+def _doc_examples() -> list[str]:
+    from pathlib import Path
+    text = (Path(__file__).parents[2] / "docs" / "spec.md").read_text()
+    section = text[text.index("## Gradients as values"):text.index("## Training\n")]
+    return [block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]]
+
+
+def test_doc_examples_run(backend):
+    hvp_spec, train_spec, swish_spec = _doc_examples()
+    hvp = run(hvp_spec, backend, numeric=False)
+    close(hvp.values["hvp"], [-1.0676413048433786, -7.653957846099831, 0.4669789230499156])
+    trained = run(train_spec, backend, numeric=False)
+    assert trained.train.loss[-1] < trained.train.loss[0]
+    swish = run(swish_spec, backend, numeric=False)
+    x = t64([-1.5, 0.2, 2.0])
+    s = torch.sigmoid(x)
+    (curvature,) = torch.autograd.grad((s + x * s * (1 - s)).sum(), x)  # d/dx of the gradient
+    close(swish.values["curvature"], curvature)
+    close(swish.gradients["y"]["x"].overridden, (s + x * s * (1 - s)).detach())
