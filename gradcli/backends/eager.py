@@ -201,8 +201,8 @@ class EagerBuilder:
     @contextmanager
     def rebuilding(self, mark):
         """Lets built again for grad(): the same draws as the first time, counted and
-        inspected once (the first time), stop_gradients not applied (grad's value is the
-        same in every pass) and a fed let's value kept with its path from x."""
+        inspected once (the first time), and a fed let's value kept with its path from x
+        (stop_gradients and wrt never name them: spec/gradexpr.py refuses it)."""
         saved = self.drawn, self.count, self.inspect, self.rebuild
         self.drawn, self.count, self.inspect, self.rebuild = mark, False, False, True
         try:
@@ -233,12 +233,7 @@ class EagerBuilder:
             if self.rebuild and self.is_float(value):  # the fed value, still a function of x
                 fed = kit.ops["add"](value, kit.stop_gradient(kit.ops["sub"](fed, value)))
             value = fed
-        elif name in self.stops and self.is_float(value) and self.rebuild:
-            # built again for grad(): live for grad()'s own gradient, stopped for the reported
-            # one (the core stops its walk at the one tensor the inner gradient reads)
-            value = kit.custom([value], lambda v: (kit.copy(v),),
-                               lambda xs, outs, dys: [dys[0] if self.inner else None])[0]
-        elif name in self.stops and self.is_float(value):
+        elif name in self.stops and self.is_float(value):  # never a let grad() builds again
             value = kit.stop_gradient(value)
         probe = self.probes.get(name)
         if probe is not None:

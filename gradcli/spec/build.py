@@ -77,6 +77,8 @@ def build_experiment(root: Map, path: str) -> Experiment:
     override_map = build_override_map(optional(root, "override_map"), names, register_sites)
     wrt = _wrt(optional(root, "wrt"), names, inputs)
     stop_gradients = _names_list(optional(root, "stop_gradients"), "stop_gradients", names)
+    for key in ("wrt", "stop_gradients"):
+        upstream.refuse_through(optional(root, key), key)
     grad_ys, places = {}, {}
     for out, (key_node, value) in _items(sections["grad_ys"]):
         names.require(out, key_node, sub("grad_ys", out), ("output",), "an output")

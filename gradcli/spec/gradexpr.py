@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gradcli.spec.ast import Call, Name, Node, children, walk
 from gradcli.spec.exprcheck import GRAD, GRAD_PARAMS
+from gradcli.spec.fields import expect_names, fail
 from gradcli.spec.sites import Site, error_at
 
 
@@ -41,6 +42,7 @@ class Upstream:
         self.deps: dict[str, set[str]] = {}
         self.order: dict[str, int] = {}    # name -> levels of grad() in its value
         self.calls = 0
+        self.through: dict[str, str] = {}  # let -> the x of a grad(y, x) computed through it
 
     def of(self, node: Node) -> set[str]:
         """The names an expression's value may depend on."""
@@ -78,6 +80,9 @@ class Upstream:
                                f"this grad() is a derivative of order {self.order_of(y) + 1} "
                                f"(a gradient of a gradient ...); the limit is {MAX_GRAD_ORDER}",
                                "see docs/untrusted.md")
+            for name in self.of(y):  # the lets between x and y: built again from x
+                if name != x.id and x.id in self.deps.get(name, ()):
+                    self.through.setdefault(name, x.id)
             spec = self.inputs.get(x.id)
             if spec is not None and spec.value.dtype.kind != "f":
                 raise error_at(site.node, x.pos, site.key,
@@ -90,3 +95,16 @@ class Upstream:
                                "gradient to take", "x must be an input or a let that y is "
                                                    "computed from")
 
+
+    def refuse_through(self, node, key: str) -> None:
+        """wrt and stop_gradients may not name a let that a grad(y, x) computes through: the
+        frameworks' backward passes read such a let's value inside the op that makes it, out
+        of reach of a probe or a stop, so its partial derivative would differ by backend."""
+        if node is None or not self.through:
+            return
+        for name, name_node in expect_names(node, key):
+            if name in self.through:
+                raise fail(name_node, key, f"{name!r} lies between x and y of a grad(y, "
+                                           f"{self.through[name]}): its gradient is not "
+                                           f"defined on its own there; name {self.through[name]!r}"
+                                           " or a let that grad() does not compute through")

@@ -323,6 +323,10 @@ HEAD = """inputs:
     ("outputs:\n  y: sum(grad(x))\n", "spec.yaml:5:10", "missing the argument 'x'"),
     ("outputs:\n  y: sum(x)\n  z: grad(y, x)\n", "spec.yaml:6:11", "'y' is an output"),
     ("inputs:\n  grad: 1.0\n", None, "'grad' is grad(y, x)"),
+    ("let:\n  h: tanh(x)\noutputs:\n  y: sum(grad(sum(h ** 3), x))\nwrt: [x, h]\n",
+     "spec.yaml:8:10", "'h' lies between x and y of a grad(y, x)"),
+    ("let:\n  h: tanh(x)\noutputs:\n  y: sum(grad(sum(h ** 3), x))\nstop_gradients: [h]\n",
+     "spec.yaml:8:18", "'h' lies between x and y of a grad(y, x)"),
 ])
 def test_errors_are_placed(body, where, words):
     text = HEAD + body if not body.startswith("inputs") else body + "outputs:\n  y: grad\n"
