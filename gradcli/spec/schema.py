@@ -5,10 +5,13 @@ remains the judge of everything a schema cannot say (names in scope, arity).
 """
 from __future__ import annotations
 
+from gradcli.data import DATASETS
 from gradcli.opset import BUILTIN_GRADIENTS, DTYPES, OPS
 from gradcli.spec.build import BACKENDS, SPEC_DTYPES, UNCONNECTED
 from gradcli.spec.sections import (
     CLIP,
+    DATA,
+    DATA_LOAD,
     EXPECT,
     EXPECT_TRAIN,
     FUNCTION,
@@ -145,6 +148,24 @@ def _train() -> dict:
                     maximum=MAX_STEPS)})
 
 
+def _data() -> dict:
+    bundled = _object(DATA_LOAD, "a data set scikit-learn ships (needs pip install "
+                                 "'gradcli[data]')",
+                      {"dataset": _d("the bundled set", enum=list(DATASETS))})
+    return _object(DATA, "a data set, split once (seeded), fed to the spec batch by batch", {
+        "load": _d("FILE.csv (header row) or FILE.npz beside the spec, or {dataset: NAME}",
+                   anyOf=[{"type": "string", "pattern": r"\.(csv|npz)$"}, bundled]),
+        "label": _d("the csv column holding the labels (default: the last)", type="string"),
+        "features": _d("the name that receives a batch of feature rows (and the .npz key)",
+                       type="string", pattern=_NAME),
+        "labels": _d("the name that receives the batch's labels (and the .npz key)",
+                     type="string", pattern=_NAME),
+        "test": _number("held-out share of the rows (default 0: no test part)", minimum=0,
+                        exclusiveMaximum=1),
+        "standardize": _d("scale features by the training part's mean and std (default "
+                          "false)", type="boolean")})
+
+
 def _expect() -> dict:
     table = _d("{output: {wrt name: expected gradient, or null for unconnected}}", type="object",
                additionalProperties={"type": "object",
@@ -219,6 +240,7 @@ def json_schema() -> dict:
                           additionalProperties={"$ref": "#/$defs/literal"}),
             "unconnected": _d("how an unconnected gradient is reported (default none: null)",
                               enum=list(UNCONNECTED)),
+            "data": _data(),
             "train": _train(),
             "expect": _expect(),
         }),

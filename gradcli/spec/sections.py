@@ -32,7 +32,7 @@ CLIP_KINDS = ("norm", "global_norm", "value")
 TOP = Section(
     "", ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",
          "register", "override_map", "functions", "stop_gradients", "grad_ys", "unconnected",
-         "train", "expect"),
+         "data", "train", "expect"),
     ("inputs", "outputs"),
     {"inputs": ("a spec needs inputs: the tensors it computes from and differentiates",
                 "add inputs: {x: [1.0, 2.0]}"),
@@ -47,10 +47,19 @@ OPTIMIZER = Section("train.optimizer",
                     ("name", "lr"),
                     {"lr": ("missing the required key 'lr' (the learning rate)", None)})
 CLIP = Section("train.clip", CLIP_KINDS)
+DATA = Section("data", ("load", "label", "features", "labels", "test", "standardize"),
+               ("load", "features", "labels"),
+               {"load": ("missing the required key 'load': a .csv or .npz file beside the "
+                         "spec, or {dataset: NAME}", "add load: {dataset: iris}"),
+                "features": ("missing the required key 'features': the name that receives "
+                             "the feature rows", "add features: X"),
+                "labels": ("missing the required key 'labels': the name that receives the "
+                           "labels", "add labels: y")})
+DATA_LOAD = Section("data.load", ("dataset",), ("dataset",))
 EXPECT = Section("expect", ("values", "gradients", "true_gradients", "train", "tolerance",
                             "finite"))
 EXPECT_TRAIN = Section("expect.train", ("params", "loss"))
 TOLERANCE = Section("expect.tolerance", ("rtol", "atol"))
 
 SECTIONS = (TOP, INPUT, FUNCTION, OVERRIDE_ENTRY, TRAIN, OPTIMIZER, CLIP, EXPECT, EXPECT_TRAIN,
-            TOLERANCE)
+            TOLERANCE, DATA, DATA_LOAD)

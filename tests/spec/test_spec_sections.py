@@ -16,9 +16,11 @@ VALIDATOR = jsonschema.Draft202012Validator(json_schema())
 
 
 def example() -> dict:
-    """The spec-v1 example, with override_map in its list form so every section is present."""
+    """The spec-v1 example, with override_map in its list form and a data section, so every
+    section is present."""
     doc = yaml.safe_load(SPEC_V1_EXAMPLE)
     doc["override_map"] = [{"op": "sign", "gradient": "QuantizeGrad"}]
+    doc["data"] = {"load": {"dataset": "iris"}, "features": "dx", "labels": "dy", "test": 0.2}
     return doc
 
 
