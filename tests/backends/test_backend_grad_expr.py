@@ -443,3 +443,49 @@ def test_doc_examples_run(backend):
     (curvature,) = torch.autograd.grad((s + x * s * (1 - s)).sum(), x)  # d/dx of the gradient
     close(swish.values["curvature"], curvature)
     close(swish.gradients["y"]["x"].overridden, (s + x * s * (1 - s)).detach())
+
+
+# ----- with a data set and an override: a penalty on the features' gradient -----
+ROWS = [[0.5, -1.0, 0], [1.5, 0.2, 1], [-0.3, 0.8, 0], [1.0, 1.0, 1], [-1.2, 0.4, 0]]
+DATA_SPEC = """
+data: {load: rows.csv, features: X, labels: y}
+inputs:
+  w: [0.5, -0.25]
+  b: 0.1
+override_map:
+  round: identity
+let:
+  z: matmul(X, round(w * 4) / 4) + b
+  slope: grad(sum(sigmoid(z)), X)
+outputs:
+  loss: mean(softplus(z) - cast(y, dtype(z)) * z) + 0.25 * mean(sum(slope ** 2, axis=1))
+"""
+
+
+def test_penalty_on_data_features_through_an_override(backend, tmp_path):
+    (tmp_path / "rows.csv").write_text("x1,x2,label\n" + "".join(
+        f"{a},{b},{c}\n" for a, b, c in ROWS))
+    (tmp_path / "gp.yaml").write_text(DATA_SPEC)
+    from gradcli.spec import load_spec
+    result = runner.run(load_spec(str(tmp_path / "gp.yaml")), backend=backend, numeric=False)
+
+    class RoundSTE(torch.autograd.Function):  # round forward, identity backward
+        @staticmethod
+        def forward(ctx, v):
+            return torch.round(v)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = t64([r[:2] for r in ROWS])  # every row is in the first batch: means do not see order
+    labels = t64([r[2] for r in ROWS], grad=False)
+    w, b = t64([0.5, -0.25]), t64(0.1)
+    z = x @ (RoundSTE.apply(w * 4) / 4) + b
+    slope = grad(torch.sigmoid(z), x)
+    loss = (torch.nn.functional.softplus(z) - labels * z).mean() \
+        + 0.25 * slope.pow(2).sum(dim=1).mean()
+    dw, db = torch.autograd.grad(loss, [w, b])
+    close(result.values["loss"], loss.detach())
+    close(result.gradients["loss"]["w"].overridden, dw)
+    close(result.gradients["loss"]["b"].overridden, db)
