@@ -36,6 +36,7 @@ from ..core.ops_math import number_dtype  # the one rule for a bare number's dty
 from ..errors import GradientError, GraphError
 from ..opset import OPS
 from .connectivity import Graph
+from .eager_grad import GradOfBuild
 from .eager_nonfinite import At, checked_vjp
 from .interpret import Interpreter
 from .kit import sum_to
@@ -54,7 +55,7 @@ def op_key(op_type: str) -> str:
 
 
 # ----- the interpreter's builder on a kit -----
-class EagerBuilder:
+class EagerBuilder(GradOfBuild):
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
 
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
@@ -162,53 +163,6 @@ class EagerBuilder:
             return y
         return self._custom([x, y], lambda x_, y_: (y_,), lambda xs, outs, dys: [dys[0], None],
                             (True, False), ("grad_pass_through", "grad_pass_through"))[0]
-
-    # ----- grad(y, x) -----
-    def grad(self, y_at, x):
-        """The framework's own gradient of sum(y) with respect to x, built so that it can be
-        differentiated again (create_graph, a nested tape, a vjp inside the traced function).
-
-        y is built again from x inside the framework's recording (kit.gradient); always with
-        the overrides in force, in a "true" build too: grad()'s value is the overridden
-        gradient on every pass, and the true pass differentiates that computation. The
-        result counts as connected to x and to y (the core's `grad` op records the same).
-        """
-        saved = self.mode, self.inspect, self.log, self.vjps
-        # inspect and the non-finite log would read traced values (jax): grad() is checked
-        # as one op, below
-        self.mode, self.inspect, self.log, self.vjps = "overridden", False, None, False
-
-        def build(x_in):
-            if x_in is not x:  # the framework's own handle on x: it carries x's gradient
-                self._record([x], (x_in,), (True,))
-            return y_at(x_in)
-
-        self.inner += 1
-        try:
-            x_in, y, g = self.kit.gradient(build, x)
-        finally:
-            self.mode, self.inspect, self.log, self.vjps = saved
-            self.inner -= 1
-        g = self._fit(g, x, 0, ("grad", "grad"), True)
-        self._record([x_in, y], (g,), (True, True))
-        if self.log is not None and not self.vjps:
-            self.log.op("grad", self.place, [x], (g,))
-        return g
-
-    def checkpoint(self):
-        return self.drawn
-
-    @contextmanager
-    def rebuilding(self, mark):
-        """Lets built again for grad(): the same draws as the first time, counted and
-        inspected once (the first time), and a fed let's value kept with its path from x
-        (stop_gradients and wrt never name them: spec/gradexpr.py refuses it)."""
-        saved = self.drawn, self.count, self.inspect, self.rebuild
-        self.drawn, self.count, self.inspect, self.rebuild = mark, False, False, True
-        try:
-            yield
-        finally:
-            self.drawn, self.count, self.inspect, self.rebuild = saved
 
     # ----- binding names (the interpreter calls this for every let and output) -----
     def bind(self, names, value, env):
@@ -381,37 +335,6 @@ class EagerBuilder:
         if self.log is not None and not self.vjps:
             self.log.op(label[1], self.place, inputs, outs)
         return outs
-
-    def _dual(self, forward, rule):
-        """On the true pass, an override built inside grad() gives grad()'s value its rule;
-        the true pass itself (the outermost differentiation, once grad() is done) goes
-        through it by the framework's own derivative of its forward."""
-        kit = self.kit
-
-        def backward(xs, outs, dys):
-            if self.inner:
-                return rule(xs, outs, dys)
-            floats = [i for i, x in enumerate(xs) if self.is_float(x)]
-
-            def f(sources):
-                args = list(xs)
-                for i, s in zip(floats, sources):
-                    args[i] = s
-                out = forward(*args)
-                return list(out) if isinstance(out, (tuple, list)) else [out]
-
-            _, vjp = kit.differentiate(f, [xs[i] for i in floats])
-            total = [None] * len(floats)
-            for k, dy in enumerate(dys):
-                if dy is not None:
-                    total = [b if a is None else a if b is None else a + b
-                             for a, b in zip(total, vjp(k, dy))]
-            grads = [None] * len(xs)
-            for i, g in zip(floats, total):
-                grads[i] = g
-            return grads
-
-        return backward
 
     def _record(self, inputs, outs, pattern) -> None:
         if self.graph is not None:
