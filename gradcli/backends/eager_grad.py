@@ -31,16 +31,23 @@ class GradOfBuild:
         # as one op, below
         self.mode, self.inspect, self.log, self.vjps = "overridden", False, None, False
 
+        scopes = self.scopes
+
         def build(x_in):
             if x_in is not x:  # the framework's own handle on x: it carries x's gradient
                 self._record([x], (x_in,), (True,))
-            return y_at(x_in)
+            y = y_at(x_in)
+            # override_map is about the spec's own ops: the backward pass's (a registered
+            # rule's included) are built outside every scope, as the core builds them
+            self.scopes = []
+            return y
 
         self.inner += 1
         try:
             x_in, y, g = self.kit.gradient(build, x)
         finally:
             self.mode, self.inspect, self.log, self.vjps = saved
+            self.scopes = scopes
             self.inner -= 1
         g = self._fit(g, x, 0, ("grad", "grad"), True)
         self._record([x_in, y], (g,), (True, True))
@@ -49,19 +56,23 @@ class GradOfBuild:
         return g
 
     def checkpoint(self):
-        return self.drawn
+        return self.drawn, len(self.scopes)
 
     @contextmanager
     def rebuilding(self, mark):
         """Lets built again for grad(): the same draws as the first time, counted and
         inspected once (the first time), and a fed let's value kept with its path from x
         (stop_gradients and wrt never name them: spec/gradexpr.py refuses it)."""
-        saved = self.drawn, self.count, self.inspect, self.rebuild
-        self.drawn, self.count, self.inspect, self.rebuild = mark, False, False, True
+        saved = self.drawn, self.count, self.inspect, self.rebuild, self.scopes
+        drawn, depth = mark
+        # the scopes in force when the let was first built (the spec-wide ones), not those
+        # of the let or output whose grad() builds it again
+        self.drawn, self.count, self.inspect, self.rebuild = drawn, False, False, True
+        self.scopes = self.scopes[:depth]
         try:
             yield
         finally:
-            self.drawn, self.count, self.inspect, self.rebuild = saved
+            self.drawn, self.count, self.inspect, self.rebuild, self.scopes = saved
 
     def _dual(self, forward, rule):
         """On the true pass, an override built inside grad() gives grad()'s value its rule;

@@ -234,7 +234,6 @@ class Interpreter:
 
         return self._at("grad_pass_through", node, expr, self.builder.pass_through, forward, env[wrt])
 
-
     # ----- grad(y, x) -----
     def _grad(self, node, expr, env):
         bound = {**dict(zip(("y", "x"), node.args)), **dict(node.kwargs)}

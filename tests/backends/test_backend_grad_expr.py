@@ -277,3 +277,46 @@ def test_unconnected_paths(backend):
         row = result.gradients[out][name]
         close(row.overridden, expected)
         close(row.true, expected)
+
+
+# ----- scoped override_map entries and grad(): they concern the spec's own ops -----
+SCOPED = """
+inputs:
+  x: [-1.5, -0.3, 0.4, 2.0]
+  w: [0.5, -1.0, 2.0, 1.5]
+override_map:
+  - {op: sign, gradient: identity, scope: [g]}
+  - {op: mul, gradient: reverse, scope: [g2]}
+let:
+  d: sum(sign(x) * w * x)
+  g: grad(d, x)
+  e: sum(tanh(x) * w)
+  g2: grad(e, x) * w
+outputs:
+  penalty: sum(g ** 2) + sum(g2 ** 2)
+"""
+
+
+def test_scoped_overrides_and_grad(backend):
+    result = run(SCOPED, backend)
+
+    class ReversedMul(torch.autograd.Function):  # 'reverse' on mul: -dy to a, none to b
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, dy):
+            return -dy, None
+
+    x, w = t64([-1.5, -0.3, 0.4, 2.0]), t64([0.5, -1.0, 2.0, 1.5])
+    # sign is built in d, outside g's scope: its own (zero) derivative inside grad(d, x);
+    # the muls of grad()'s backward pass are no op of g2's: only `* w` is reversed
+    g = grad((torch.sign(x) * w * x).sum(), x)
+    g2 = ReversedMul.apply(grad((torch.tanh(x) * w).sum(), x), w)
+    penalty = (g ** 2).sum() + (g2 ** 2).sum()
+    dx, dw = torch.autograd.grad(penalty, [x, w])
+    close(result.values["g"], g.detach())
+    close(result.values["g2"], g2.detach())
+    close(result.gradients["penalty"]["x"].overridden, dx)
+    close(result.gradients["penalty"]["w"].overridden, dw)
