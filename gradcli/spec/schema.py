@@ -16,9 +16,12 @@ from gradcli.spec.sections import (
     EXPECT_TRAIN,
     FUNCTION,
     INPUT,
+    ON_NONFINITE,
     OPTIMIZER,
     OPTIMIZERS,
     OVERRIDE_ENTRY,
+    SCHEDULE,
+    SCHEDULE_KINDS,
     SOURCES,
     TOLERANCE,
     TOP,
@@ -131,8 +134,11 @@ def _train() -> dict:
              "nesterov": _d("Nesterov momentum (default false)", type="boolean"),
              "beta1": _number("Adam beta1 (default 0.9)", minimum=0, exclusiveMaximum=1),
              "beta2": _number("Adam beta2 (default 0.999)", minimum=0, exclusiveMaximum=1),
-             "epsilon": _number("Adam epsilon (default 1e-8, as tf.train.AdamOptimizer)",
-                                exclusiveMinimum=0, maximum=FLOAT32_MAX)}
+             "epsilon": _number("epsilon (Adam: default 1e-8, as tf.train.AdamOptimizer; rmsprop: "
+                                "default 1e-10, as tf.train.RMSPropOptimizer)",
+                                exclusiveMinimum=0, maximum=FLOAT32_MAX),
+             "decay": _number("rmsprop decay of the mean square (default 0.9)", minimum=0,
+                              exclusiveMaximum=1)}
     optimizer = _object(OPTIMIZER, "the optimizer and its hyper-parameters",
                         {"name": _d("the optimizer", enum=list(OPTIMIZERS)), **hyper})
     clip = _object(CLIP, "gradient clipping: exactly one of norm, global_norm, value", {
@@ -144,8 +150,37 @@ def _train() -> dict:
         "loss": _d("the output to minimize (default: the only output)", type="string",
                    pattern=_NAME),
         "optimizer": optimizer, "clip": clip,
-        "steps": _d("number of steps (default 1)", type="integer", minimum=1,
-                    maximum=MAX_STEPS)})
+        "steps": _d("number of steps (default 1 without data); with data a cap on the "
+                    "epochs' steps", type="integer", minimum=1, maximum=MAX_STEPS),
+        "batch_size": _d("rows per batch (with data; default the whole training part)",
+                         type="integer", minimum=1),
+        "epochs": _d("passes over the training part (with data)", type="integer", minimum=1),
+        "schedule": _schedule(),
+        "constraints": _d("{trainable input: expression} applied after every step",
+                          type="object", propertyNames={"pattern": _NAME},
+                          additionalProperties=_expression("the variable's new value")),
+        "metrics": _d("{metric: expression} evaluated on the training and test parts",
+                      type="object", propertyNames={"pattern": _NAME},
+                      additionalProperties=_expression("a scalar")),
+        "eval_every": _d("epochs (with data) or steps between metric evaluations (default 1)",
+                         type="integer", minimum=1, maximum=MAX_STEPS),
+        "on_nonfinite": _d("what a non-finite loss does (default stop)",
+                           enum=list(ON_NONFINITE))})
+
+
+def _schedule() -> dict:
+    words = {"steps": _d("S: the steps of the half cosine", type="integer", minimum=1,
+                         maximum=MAX_STEPS),
+             "every": _d("steps between decays", type="integer", minimum=1, maximum=MAX_STEPS),
+             "gamma": _number("decay factor", exclusiveMinimum=0, maximum=FLOAT32_MAX)}
+    texts = {"cosine": "lr * 0.5 * (1 + cos(pi * min(t, steps) / steps))",
+             "step": "lr * gamma ** floor(t / every)", "exponential": "lr * gamma ** t"}
+    kinds = {}
+    for s in SCHEDULE_KINDS:
+        kind = s.path.rsplit(".", 1)[1]
+        kinds[kind] = _object(s, texts[kind], {k: words[k] for k in s.keys})
+    return _object(SCHEDULE, "the learning-rate schedule: exactly one of cosine, step, "
+                             "exponential", kinds, minProperties=1, maxProperties=1)
 
 
 def _data() -> dict:

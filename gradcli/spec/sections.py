@@ -25,7 +25,11 @@ OPTIMIZERS = {
     "sgd": {"lr": None},
     "momentum": {"lr": None, "momentum": 0.9, "nesterov": False},
     "adam": {"lr": None, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+    "rmsprop": {"lr": None, "decay": 0.9, "momentum": 0.0, "epsilon": 1e-10},
 }
+# Every schedule's parameters (spec-v2's formulas; none has a default).
+SCHEDULES = {"cosine": ("steps",), "step": ("every", "gamma"), "exponential": ("gamma",)}
+ON_NONFINITE = ("stop", "error", "continue")
 SOURCES = ("value", "uniform", "normal", "zeros", "ones", "linspace", "load")
 CLIP_KINDS = ("norm", "global_norm", "value")
 
@@ -41,7 +45,11 @@ INPUT = Section("inputs.*", SOURCES + ("shape", "trainable", "dtype", "key"))
 FUNCTION = Section("functions.*", ("args", "let", "forward", "gradient"),
                    ("args", "forward", "gradient"))
 OVERRIDE_ENTRY = Section("override_map[]", ("op", "gradient", "scope"), ("op", "gradient"))
-TRAIN = Section("train", ("loss", "optimizer", "clip", "steps"), ("optimizer",))
+TRAIN = Section("train", ("loss", "optimizer", "clip", "steps", "batch_size", "epochs", "schedule",
+                         "constraints", "metrics", "eval_every", "on_nonfinite"), ("optimizer",))
+SCHEDULE = Section("train.schedule", tuple(SCHEDULES))
+SCHEDULE_KINDS = tuple(Section(f"train.schedule.{kind}", params, params)
+                       for kind, params in SCHEDULES.items())
 OPTIMIZER = Section("train.optimizer",
                     ("name", *dict.fromkeys(k for h in OPTIMIZERS.values() for k in h)),
                     ("name", "lr"),
@@ -61,5 +69,5 @@ EXPECT = Section("expect", ("values", "gradients", "true_gradients", "train", "t
 EXPECT_TRAIN = Section("expect.train", ("params", "loss"))
 TOLERANCE = Section("expect.tolerance", ("rtol", "atol"))
 
-SECTIONS = (TOP, INPUT, FUNCTION, OVERRIDE_ENTRY, TRAIN, OPTIMIZER, CLIP, EXPECT, EXPECT_TRAIN,
-            TOLERANCE, DATA, DATA_LOAD)
+SECTIONS = (TOP, INPUT, FUNCTION, OVERRIDE_ENTRY, TRAIN, OPTIMIZER, CLIP, SCHEDULE, *SCHEDULE_KINDS,
+            EXPECT, EXPECT_TRAIN, TOLERANCE, DATA, DATA_LOAD)
