@@ -197,3 +197,42 @@ def test_penalty_on_data_features_through_an_override(backend, tmp_path):
     close(result.values["loss"], loss.detach())
     close(result.gradients["loss"]["w"].overridden, dw)
     close(result.gradients["loss"]["b"].overridden, db)
+
+
+# ----- training on batches with a gradient penalty on the features -----
+BATCHED = DATA_SPEC.replace("override_map:\n  round: identity\n", "").replace(
+    "round(w * 4) / 4", "w") + """train:
+  loss: loss
+  optimizer: {name: sgd, lr: 0.125}
+  batch_size: 2
+  epochs: 2
+"""
+
+
+def test_training_on_batches_with_a_penalty(backend, tmp_path):
+    from gradcli.data import batches, prepare
+    from gradcli.spec import load_spec
+    (tmp_path / "rows.csv").write_text("x1,x2,label\n" + "".join(
+        f"{a},{b},{c}\n" for a, b, c in ROWS))
+    (tmp_path / "gp.yaml").write_text(BATCHED)
+    experiment = load_spec(str(tmp_path / "gp.yaml"))
+    result = runner.run(experiment, backend=backend, numeric=False)
+    parts = prepare(experiment.data, experiment.seed, "float64")  # the rows, in gradcli's order
+    w, b = t64([0.5, -0.25]), t64(0.1)
+    losses = []
+    for epoch in range(2):
+        for xb, yb in batches(parts, 2, experiment.seed, epoch):
+            x = t64(np.array(xb))
+            labels = torch.tensor(np.array(yb), dtype=torch.float64)
+            z = x @ w + b
+            slope = grad(torch.sigmoid(z), x)
+            loss = (torch.nn.functional.softplus(z) - labels * z).mean() \
+                + 0.25 * slope.pow(2).sum(dim=1).mean()
+            losses.append(loss.item())
+            dw, db = torch.autograd.grad(loss, [w, b])
+            with torch.no_grad():
+                w -= 0.125 * dw
+                b -= 0.125 * db
+    close(result.train.loss, losses)
+    close(result.train.final["w"], w.detach())
+    close(result.train.final["b"], b.detach())
