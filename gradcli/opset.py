@@ -120,6 +120,10 @@ _op("grad_pass_through(e, wrt=None)",
 _op("reverse_gradient(x, scale=1.0)", "forward x, backward -scale * dy (gradient reversal layer)")
 _op("zero_out(x)", "two outputs: x with all but the first element zeroed, and that index",
     outputs=2)
+_op("argmax(x, axis=-1)", "int64 index of the largest entry along axis; ties and NaNs: the first "
+    "(as numpy); not differentiable")
+_op("argmin(x, axis=-1)", "int64 index of the smallest entry along axis; ties and NaNs: the first "
+    "(as numpy); not differentiable")
 _op("max_with_argmax(x, axis=-1)",
     "two outputs: max along axis and its integer index (not differentiable)", outputs=2)
 

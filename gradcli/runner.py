@@ -135,11 +135,14 @@ def locate_nonfinite(program, values: dict, overridden: dict, true: dict) -> lis
 
 
 def train(program, experiment, progress) -> TrainRecord:
-    """The backend's training; an error with no expression to point at names the train key."""
+    """The one training loop on the backend (gradcli.training); an error with no expression to
+    point at names the train key. A non-finite loss under on_nonfinite: error stays itself
+    (exit 1); under stop, the record says where training stopped."""
+    from .training import NonfiniteLoss
     try:
         return program.train(progress)
     except GradcliError as exc:
-        if isinstance(exc, SpecError):
+        if isinstance(exc, (SpecError, NonfiniteLoss)):
             raise
         raise train_error(experiment, exc, "train.loss") from None
 
@@ -220,6 +223,10 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
 
     if expect.finite:
         failures += [f"finite: {_nonfinite_text(n)}" for n in result.nonfinite]
+        stopped = result.train.stopped if result.train is not None else None
+        if stopped is not None and stopped.get("nonfinite") not in result.nonfinite:
+            failures.append(f"finite: training stopped at step {stopped['step']}: "
+                            f"{stopped['reason']}")
     for name, expected in expect.values.items():
         compare(f"values.{name}", expected, result.values.get(name))
     for key, kind in (("gradients", "overridden"), ("true_gradients", "true")):

@@ -43,7 +43,7 @@ from .kit import sum_to
 
 NO_GRADIENT = frozenset({"zeros_like", "ones_like", "logical_not", "one_hot", "less", "less_equal",
                          "greater", "greater_equal", "equal", "not_equal", "logical_and",
-                         "logical_or"})
+                         "logical_or", "argmax", "argmin"})
 RANDOM = ("uniform", "normal", "bernoulli")
 REDUCTIONS = ("sum", "mean", "max", "min", "prod", "logsumexp")
 BUILTIN = ("identity", "hardtanh", "reverse", "zero")
@@ -187,8 +187,8 @@ class EagerBuilder:
             return functools.partial(self._random, name)
         if name == "zero_out":
             raw = self._zero_out
-        elif name == "max_with_argmax":
-            raw = self._max_with_argmax
+        elif name in ("max_with_argmax", "argmax", "argmin"):
+            raw = functools.partial(self._along_axis, name)
         elif name in ("stop_gradient", "reverse_gradient"):
             raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
         else:
@@ -415,7 +415,7 @@ class EagerBuilder:
         elif name == "one_hot":
             attrs["depth"] = int(attrs["depth"])
             attrs["dtype"] = self.dtype.name
-        elif name == "max_with_argmax":
+        elif name in ("max_with_argmax", "argmax", "argmin"):
             shape = kit.shape(inputs[0])
             axis = int(attrs["axis"])
             if not -len(shape) <= axis < max(len(shape), 1):
@@ -446,13 +446,13 @@ class EagerBuilder:
             value = rng.random(shape) < values["p"]
         return self.kit.constant(np.asarray(value.astype(self.dtype)))
 
-    def _max_with_argmax(self, x, axis):
+    def _along_axis(self, name, x, axis):
         # A 0-d tensor is its own maximum, at index 0, as numpy's and the core's kernels take it;
         # TensorFlow's and jax's argmax refuse a 0-d input, so it goes in as one element.
         ops = self.kit.ops
         if self.kit.shape(x) == ():
             x, axis = ops["reshape"](x, shape=(1,)), 0
-        return ops["max_with_argmax"](x, axis=axis)
+        return ops[name](x, axis=axis)
 
     def _zero_out(self, x):
         kit, shape = self.kit, self.kit.shape(x)

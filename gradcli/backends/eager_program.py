@@ -15,7 +15,7 @@ from ..errors import GradcliError, GradientError, SpecError
 from ..fd import estimate, probe_kind
 from .eager import EagerBuilder
 from .interpret import Interpreter, spec_error
-from .program import Convention, Program, TrainRecord, note_loss_shape
+from .program import Convention, Program, note_loss_shape
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "
                 "or reordered formulas), so results a few float32 ulps (relative ~1e-6) away from "
@@ -285,9 +285,18 @@ class EagerProgram(Program):
         from .eager_nonfinite import locate
         return locate(self, phase, tensors, leaves or self.leaves, step)
 
-    def train(self, progress=lambda it, **kw: it) -> TrainRecord:
-        from .eager_train import train
-        return train(self, progress)
+    def trainee(self):
+        from .eager_train import EagerTrainee
+        return EagerTrainee(self)
+
+    def evaluate_exprs(self, exprs: dict, leaves: dict) -> dict:
+        """{name: value} of extra expressions (metrics, constraints) over one build of the spec
+        from these leaves."""
+        builder = EagerBuilder(self, "true")
+        interpreter = Interpreter(self.experiment, builder)
+        builder.interpreter = interpreter
+        env = interpreter.build(dict(leaves))
+        return {name: interpreter.evaluate(expr, env) for name, expr in exprs.items()}
 
 
 def _plain(array: np.ndarray):

@@ -1,4 +1,5 @@
-"""Training on an eager backend: the framework's gradients, TensorFlow 1's clipping and updates.
+"""Training on an eager backend: the framework's gradients, TensorFlow 1's clipping and updates,
+as a Trainee of the one training loop (gradcli.training.loop).
 
 The gradients come from the framework (overridden, as training uses them);
 clipping and the optimizer steps are TensorFlow's formulas (the optimizers'
@@ -15,46 +16,82 @@ import numpy as np
 
 from ..core.tf_updates import rule_for
 from ..errors import GradientError
-from .program import Convention, TrainRecord, loss_value, nonfinite_kind, optimizer_overflow, small
+from .program import Convention, loss_value, nonfinite_kind, optimizer_overflow
 
 
-def train(program, progress) -> TrainRecord:
-    exp, kit = program.experiment, program.kit
-    spec = exp.train
-    names = [n for n, s in exp.inputs.items() if s.trainable and s.value.dtype.kind == "f"]
-    params = {n: program.leaves[n] for n in names}
-    updates = Updates(kit, spec.optimizer, spec.hyper)
-    record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
-    keep = small([exp.inputs[n].value for n in names])
-    for step in progress(range(spec.steps), description="training"):
-        loss, grads = _loss_and_gradients(program, params, names)
-        record.loss.append(loss)
-        live = [n for n in names if grads[n] is not None]
+class EagerTrainee:
+    """An EagerProgram as the training loop drives it: the forward is built again per step (as
+    an eager framework does), from the current batch and the current variable values."""
+
+    def __init__(self, program) -> None:
+        exp, kit = program.experiment, program.kit
+        self.program, self.kit, self.spec = program, kit, exp.train
+        self.names = [n for n, s in exp.inputs.items() if s.trainable and s.value.dtype.kind == "f"]
+        self.params = {n: program.leaves[n] for n in self.names}
+        self.leaves = dict(program.leaves)
+        self.updates = Updates(kit, self.spec.optimizer, self.spec.hyper)
+        self.first = True
+
+    def feed(self, batch) -> None:
+        if batch is not None:
+            for name, value in batch.items():
+                self.leaves[name] = self.kit.constant(np.asarray(value))
+
+    def _all(self, params=None) -> dict:
+        return {**self.leaves, **(self.params if params is None else params)}
+
+    def loss_and_gradients(self) -> tuple:
+        kit = self.kit
+        loss, grads = _loss_and_gradients(self.program, self.params, self.names, self._all())
+        live = [n for n in self.names if grads[n] is not None]
         if not live:
             raise GradientError("no gradients provided for any variable: every gradient is None "
                                 "(is the loss connected to the variables?)")
-        clipped = clip(kit, [grads[n] for n in live], spec.clip)
-        if step == 0:
-            for note in native_differences(kit, spec, clipped, [grads[n] for n in live]):
-                program.note(note)
-        if keep:
-            record.gradients.append({n: _numpy(kit, g) for n, g in zip(live, clipped)})
-        before = dict(params)
-        params.update(updates.apply(live, clipped, params))
-        if record.nonfinite is None:
-            record.nonfinite = _first_nonfinite(program, step, loss, before, params, live)
-        if keep:
-            for n in names:
-                record.params[n].append(_numpy(kit, params[n]))
-    record.final = {n: _numpy(kit, params[n]) for n in names}
-    env, _, _ = program.run("true", {**program.leaves, **params})
-    record.final_loss = loss_value(kit.numpy(env[spec.loss]))
-    return record
+        clipped = clip(kit, [grads[n] for n in live], self.spec.clip)
+        if self.first:
+            self.first = False
+            for note in native_differences(kit, self.spec, clipped, [grads[n] for n in live]):
+                self.program.note(note)
+        return loss, (live, clipped)
+
+    def gradient_values(self, grads) -> dict:
+        live, clipped = grads
+        return {n: _numpy(self.kit, g) for n, g in zip(live, clipped)}
+
+    def apply(self, grads, lr: float) -> None:
+        live, clipped = grads
+        self.updates.rule.set_lr(lr)
+        self.params.update(self.updates.apply(live, clipped, self.params))
+
+    def snapshot(self):
+        return dict(self.params)
+
+    def nonfinite(self, step: int, loss: float, before):
+        live = self.names if before is not None else []
+        return _first_nonfinite(self.program, step, loss, before or self.params, self.params,
+                                live, self.leaves)
+
+    def read(self) -> dict:
+        return {n: _numpy(self.kit, self.params[n]) for n in self.names}
+
+    def assign(self, values: dict) -> None:
+        for name, value in values.items():
+            dtype = self.program.experiment.inputs[name].value.dtype
+            self.params[name] = self.kit.constant(np.asarray(value, dtype=dtype))
+
+    def loss(self) -> float:
+        env, _, _ = self.program.run("true", self._all())
+        return loss_value(self.kit.numpy(env[self.spec.loss]))
+
+    def evaluate(self, kind: str) -> dict:
+        values = self.program.evaluate_exprs(getattr(self.spec, kind), self._all())
+        return {n: _numpy(self.kit, v) if self.kit.is_tensor(v) else np.asarray(v)
+                for n, v in values.items()}
 
 
-def _loss_and_gradients(program, params: dict, names: list) -> tuple[float, dict]:
+def _loss_and_gradients(program, params: dict, names: list, leaves: dict) -> tuple[float, dict]:
     kit, loss = program.kit, program.experiment.train.loss
-    rows = program.differentiate("overridden", [loss], names, (), {**program.leaves, **params}, {})
+    rows = program.differentiate("overridden", [loss], names, (), leaves, {})
     value, row = rows[loss]
     if value is None:
         raise GradientError(f"the training loss {loss!r} is not a float tensor")
@@ -67,13 +104,15 @@ def _loss_and_gradients(program, params: dict, names: list) -> tuple[float, dict
     return loss_value(kit.numpy(value)), grads
 
 
-def _first_nonfinite(program, step: int, loss: float, before: dict, after: dict, live: list):
-    """Where step's non-finite loss or update was born, located at the step's starting values."""
+def _first_nonfinite(program, step: int, loss: float, before: dict, after: dict, live: list,
+                     fed: dict):
+    """Where step's non-finite loss or update was born, located at the step's starting values
+    (`fed`: the leaves with the step's batch)."""
     exp, kit = program.experiment, program.kit
     bad = [n for n in live if nonfinite_kind(_numpy(kit, after[n]))]
     if np.isfinite(loss) and not bad:
         return None
-    leaves, name = {**program.leaves, **before}, exp.train.loss
+    leaves, name = {**fed, **before}, exp.train.loss
     if not np.isfinite(loss):
         found = program.locate_nonfinite("train", [name], leaves, step)
     else:

@@ -199,4 +199,6 @@ def _ops(jax, jnp) -> dict:
         "stack": lambda *vs, axis: jnp.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: nn.one_hot(i, depth, dtype=dtype),
         "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
+        "argmax": lambda x, axis: jnp.argmax(x, axis=axis),
+        "argmin": lambda x, axis: jnp.argmin(x, axis=axis),
     }

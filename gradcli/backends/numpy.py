@@ -10,18 +10,8 @@ from ..errors import GradcliError, SpecError
 from ..fd import probe_kind
 from ..opset import OPS
 from .interpret import Interpreter, spec_error
-from .program import (
-    Program,
-    TrainRecord,
-    birth,
-    check_grad_ys,
-    loss_value,
-    nonfinite_kind,
-    note_loss_shape,
-    optimizer_overflow,
-    small,
-    train_error,
-)
+from .numpy_train import train_gradients
+from .program import Program, birth, check_grad_ys, note_loss_shape
 
 NAME = "numpy"
 
@@ -130,7 +120,8 @@ class NumpyProgram(Program):
             self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
             # Training's gradients are graph nodes too: built now, while the spec's registered
             # gradients are in the registry (they leave it when the build is done).
-            self._train_grads = self._build_train_gradients() if exp.train is not None else None
+            self._train_grads = (train_gradients(self, self.env) if exp.train is not None
+                                 else None)
         if exp.train is not None:
             note_loss_shape(self, self.env[exp.train.loss].shape)
         self.value_names = [n for n in self.env if n not in exp.inputs
@@ -195,42 +186,6 @@ class NumpyProgram(Program):
                                             for n, x in zip(exp.wrt, xs)}
         return result
 
-    def _build_train_gradients(self) -> list:
-        spec = self.experiment.train
-        variables = [t for t in self.leaves.values() if getattr(t, "trainable", False)]
-        try:
-            grads = gc.gradients([self.env[spec.loss]], variables)
-        except GradcliError as exc:
-            if isinstance(exc, SpecError):
-                raise
-            raise spec_error(self.expr_of(spec.loss), f"the gradient of the training loss "
-                                                       f"{spec.loss!r}: {exc}") from None
-        try:
-            return _clipped(grads, spec.clip)
-        except GradcliError as exc:
-            raise train_error(self.experiment, exc, "train.clip") from None
-
-    def _train_nonfinite(self, step: int, loss: float, live: list, before: list):
-        """Where step's non-finite loss or update was born (checked only when one is)."""
-        exp, variables = self.experiment, [v for _, v in self.leaves.items()
-                                           if getattr(v, "trainable", False)]
-        bad = [(n, v) for n, _, v in live if nonfinite_kind(v._value)]
-        if np.isfinite(loss) and not bad:
-            return None
-        after = [v._value for v in variables]
-        for v, value in zip(variables, before):  # back to the values the step started from
-            v.assign(value)
-        try:
-            if not np.isfinite(loss):
-                return _first(_locate(exp, "train", [exp.train.loss],
-                                      [self.env[exp.train.loss]], step))
-            names = [f"d{exp.train.loss}/d{n}" for n, _, _ in live]
-            found = _first(_locate(exp, "train", names, [g for _, g, _ in live], step))
-            return found or optimizer_overflow(exp, bad[0][0], nonfinite_kind(bad[0][1]._value), step)
-        finally:
-            for v, value in zip(variables, after):
-                v.assign(value)
-
     def locate_nonfinite(self, phase: str, tensors: list) -> list:
         if phase == "forward":
             return _locate(self.experiment, phase, tensors, [self.env[n] for n in tensors])
@@ -238,33 +193,9 @@ class NumpyProgram(Program):
         return _locate(self.experiment, phase, [f"d{o}/d{i}" for o, i in tensors],
                        [table[o][i] for o, i in tensors])
 
-    def train(self, progress=lambda it, **kw: it) -> TrainRecord:
-        spec, env = self.experiment.train, self.env
-        params = [(n, t) for n, t in self.leaves.items() if getattr(t, "trainable", False)]
-        names, variables = [n for n, _ in params], [t for _, t in params]
-        grads = self._train_grads
-        optimizer = _optimizer(spec)
-        live = [(n, g, v) for (n, v), g in zip(params, grads) if g is not None]
-        pairs = [(g, v) for _, g, v in live]
-        loss_fn = gc.function([env[spec.loss]])
-        record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
-        keep = small(variables)
-        for step in progress(range(spec.steps), description="training"):
-            record.loss.append(loss_value(loss_fn()[0]))
-            if keep:
-                record.gradients.append(dict(zip([n for n, _, _ in live],
-                                                 gc.evaluate([g for g, _ in pairs]))))
-            before = [v._value for v in variables]
-            optimizer.apply_gradients(pairs)
-            if record.nonfinite is None:
-                record.nonfinite = self._train_nonfinite(step, record.loss[-1], live, before)
-            if keep:
-                for n, v in params:
-                    record.params[n].append(v.numpy())
-        record.final = {n: v.numpy() for n, v in params}
-        record.final_loss = loss_value(loss_fn()[0])
-        return record
-
+    def trainee(self):
+        from .numpy_train import NumpyTrainee
+        return NumpyTrainee(self)
 
     def output_at(self, feed: dict, output: str):
         with self._fed(feed):
@@ -310,28 +241,6 @@ def _matches_per_entry(scopes) -> list:
         for entry in entries:
             counts[entry] = counts.get(entry, 0) + len(scope.matches.get(entry.op, []))
     return list(counts.items())
-
-
-def _clipped(grads: list, clip):
-    if clip is None:
-        return grads
-    if clip.kind == "norm":
-        return [None if g is None else gc.clip_by_norm(g, clip.value) for g in grads]
-    if clip.kind == "global_norm":
-        return gc.clip_by_global_norm(grads, clip.value)[0]
-    lo, hi = clip.value
-    return [None if g is None else gc.clip_by_value(g, lo, hi) for g in grads]
-
-
-def _optimizer(spec):
-    hyper = dict(spec.hyper)
-    if spec.optimizer == "sgd":
-        return gc.train.GradientDescentOptimizer(hyper["lr"])
-    if spec.optimizer == "momentum":
-        return gc.train.MomentumOptimizer(hyper["lr"], hyper.get("momentum", 0.9),
-                                          use_nesterov=hyper.get("nesterov", False))
-    return gc.train.AdamOptimizer(hyper["lr"], hyper.get("beta1", 0.9), hyper.get("beta2", 0.999),
-                                  hyper.get("epsilon", 1e-8))
 
 
 def build(experiment) -> NumpyProgram:

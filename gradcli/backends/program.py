@@ -124,7 +124,14 @@ class Program:
         probed, input or let); records which it did in numeric_kinds."""
         raise NotImplementedError
 
-    def train(self, progress=None) -> TrainRecord:
+    def train(self, progress=lambda it, **kw: it) -> TrainRecord:
+        """Training per the spec's train block: the one loop (gradcli.training) over this
+        backend's Trainee."""
+        from ..training.loop import train
+        return train(self.trainee(), self.experiment, progress)
+
+    def trainee(self):
+        """This program as the training loop drives it (gradcli.training.loop.Trainee)."""
         raise NotImplementedError
 
     def output_at(self, feed: dict, output: str):

@@ -179,6 +179,15 @@ def _ops(tf) -> dict:
         idx = tf.math.argmax(x, axis=axis, output_type=tf.int64)
         return tf.squeeze(tnp.take_along_axis(x, tf.expand_dims(idx, axis), axis), axis), idx
 
+    def first_nan_or(fn):
+        # tf.math.argmax/argmin skip NaN; numpy, torch and jax (and the core) pick the first NaN
+        def run(x, axis):
+            nan = tf.math.is_nan(x)
+            first_nan = tf.math.argmax(tf.cast(nan, tf.int8), axis=axis, output_type=tf.int64)
+            return tf.where(tf.reduce_any(nan, axis=axis), first_nan,
+                            fn(x, axis=axis, output_type=tf.int64))
+        return run
+
     return {
         "abs": tf.abs, "sign": tf.sign, "neg": tf.negative, "exp": tf.exp, "log": tf.math.log,
         "sqrt": tf.sqrt, "square": tf.square, "sin": tf.sin, "cos": tf.cos, "tanh": tf.tanh,
@@ -204,4 +213,5 @@ def _ops(tf) -> dict:
         "stack": lambda *vs, axis: tf.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: tf.one_hot(i, depth, dtype=dtype),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
+        "argmax": first_nan_or(tf.math.argmax), "argmin": first_nan_or(tf.math.argmin),
     }

@@ -237,4 +237,6 @@ def _ops(torch, dtypes) -> dict:
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
         "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
+        "argmax": lambda x, axis: torch.argmax(x, dim=axis),
+        "argmin": lambda x, axis: torch.argmin(x, dim=axis),
     }

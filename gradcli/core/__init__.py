@@ -13,6 +13,8 @@ from .nonfinite import NonFinite, find_nonfinite, origin
 from .numeric import numeric_gradients
 from .ops_array import (
                         add_n,
+                        argmax,
+                        argmin,
                         bernoulli,
                         broadcast_to,
                         concat,

@@ -187,7 +187,7 @@ defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zero(g)))
 defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
 defgrad("reciprocal", lambda op, g: M.reciprocal_grad(_y(op), g))
 defgrad("cast", lambda op, g: M.cast(g, _x(op).dtype) if _x(op).dtype.kind == "f" else None)
-for _type in ("zeros_like", "ones_like", "logical_not", "one_hot"):
+for _type in ("zeros_like", "ones_like", "logical_not", "one_hot", "argmax", "argmin"):
     defgrad(_type, _none)
 
 # ----- elementwise, two or three inputs -----

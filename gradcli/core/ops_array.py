@@ -206,6 +206,22 @@ def max_with_argmax(x, axis=-1) -> tuple[Tensor, Tensor]:
     return make_op("max_with_argmax", kernel, (x,), {"axis": axis}, n_outputs=2).outputs
 
 
+def _arg_extremum(type_: str, fn):
+    def build(x, axis=-1) -> Tensor:
+        x = convert(x)
+        axis = _axis_attrs(x, axis, False)["axis"][0]
+        return unary(type_, lambda v: fn(v, axis=axis), x, {"axis": axis})
+    build.__name__ = type_
+    build.__doc__ = (f"The int64 index of the {'largest' if type_ == 'argmax' else 'smallest'} "
+                     "entry along axis (the first of ties, or the first NaN: numpy's rule); "
+                     "not differentiable.")
+    return build
+
+
+argmax = _arg_extremum("argmax", np.argmax)
+argmin = _arg_extremum("argmin", np.argmin)
+
+
 # ----- ops that gradient rules build (differentiable themselves) -----
 def _sum_to(v, shape):
     lead = np.ndim(v) - len(shape)

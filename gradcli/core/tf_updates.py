@@ -5,7 +5,8 @@ TensorFlow 1's optimizers turn a Python-float hyper-parameter into a float32 ten
 learning_rate=0.1 updates a float64 variable with float64(float32(0.1)) =
 0.10000000149011612. Adam also keeps beta1**t and beta2**t as float32 variables,
 multiplied by the float32 betas after every step and cast to the variable's dtype when
-used. The formulas are the CPU kernels' (ApplyGradientDescent, ApplyMomentum, ApplyAdam),
+used. The formulas are the CPU kernels' (ApplyGradientDescent, ApplyMomentum, ApplyAdam,
+ApplyRMSProp),
 op for op in the kernels' order, so float64 and float32 variables get TensorFlow's bits.
 
 A rule's `update(value, grad, slots, dtype, ops)` works on whatever supports + - * / with
@@ -31,7 +32,18 @@ def tf_hyper(value: float, name: str) -> float:
     return float(rounded)
 
 
-class SGDRule:
+class Rule:
+    """What every rule shares: the learning rate of the current step."""
+
+    lr: float
+
+    def set_lr(self, learning_rate: float) -> None:
+        """This step's learning rate (a schedule's), rounded through float32 as tf.train
+        rounds a Python float or a float32 placeholder fed with it."""
+        self.lr = tf_hyper(learning_rate, "learning_rate")
+
+
+class SGDRule(Rule):
     """ApplyGradientDescent: var -= grad * lr."""
 
     def __init__(self, learning_rate: float) -> None:
@@ -44,7 +56,7 @@ class SGDRule:
         """Nothing to advance once every variable is updated."""
 
 
-class MomentumRule:
+class MomentumRule(Rule):
     """ApplyMomentum: accum = accum * momentum + grad; var -= accum * lr
     (Nesterov: var -= grad * lr + accum * momentum * lr)."""
 
@@ -64,7 +76,7 @@ class MomentumRule:
         """Nothing to advance once every variable is updated."""
 
 
-class AdamRule:
+class AdamRule(Rule):
     """ApplyAdam: lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power);
     m += (g - m) * (1 - beta1); v += (g * g - v) * (1 - beta2); var -= m * lr_t / (sqrt(v) + epsilon)
     (epsilon on the uncorrected sqrt(v), as TensorFlow 1 has it)."""
@@ -75,6 +87,10 @@ class AdamRule:
         # AdamOptimizer's beta1_power / beta2_power: float32 variables, whatever the var dtype
         self.beta1_power, self.beta2_power = np.float32(beta1), np.float32(beta2)
         self._scalars: dict = {}  # dtype -> this step's (lr_t, 1 - beta1, 1 - beta2)
+
+    def set_lr(self, learning_rate: float) -> None:
+        super().set_lr(learning_rate)
+        self._scalars.clear()  # lr_t is computed from it
 
     def update(self, value, grad, slots: dict, dtype, ops):
         lr_t, c1, c2 = self._scalars.get(dtype) or self._scalars.setdefault(
@@ -102,8 +118,33 @@ class AdamRule:
         return float(lr_t), float(one - kind(self.beta1)), float(one - kind(self.beta2))
 
 
+class RMSPropRule(Rule):
+    """ApplyRMSProp (tf.compat.v1.train.RMSPropOptimizer, not centered): the mean square starts
+    at ONES; ms += (g * g - ms) * (1 - decay); mom = mom * momentum + lr * g / sqrt(ms + epsilon);
+    var -= mom (the kernel's order, checked bit for bit against TensorFlow)."""
+
+    def __init__(self, learning_rate: float, decay: float = 0.9, momentum: float = 0.0,
+                 epsilon: float = 1e-10) -> None:
+        self.lr, self.epsilon = tf_hyper(learning_rate, "learning_rate"), tf_hyper(epsilon, "epsilon")
+        self.decay, self.momentum = tf_hyper(decay, "decay"), tf_hyper(momentum, "momentum")
+
+    def update(self, value, grad, slots: dict, dtype, ops):
+        kind = np.dtype(dtype).type
+        ms, mom = slots.get("rms"), slots.get("momentum")
+        ms = ops.zeros_like(value) + 1.0 if ms is None else ms
+        mom = ops.zeros_like(value) if mom is None else mom
+        ms = ms + (grad * grad - ms) * float(kind(1) - kind(self.decay))
+        mom = mom * self.momentum + grad * self.lr / ops.sqrt(ms + self.epsilon)
+        slots["rms"], slots["momentum"] = ms, mom
+        return value - mom
+
+    def finish_step(self) -> None:
+        """Nothing to advance once every variable is updated."""
+
+
 def rule_for(name: str, hyper: dict):
-    """The rule for optimizer `name` (sgd, momentum, adam) with a spec's hyper-parameter keys."""
+    """The rule for optimizer `name` (sgd, momentum, adam, rmsprop) with a spec's
+    hyper-parameter keys."""
     if name == "sgd":
         return SGDRule(hyper["lr"])
     if name == "momentum":
@@ -111,4 +152,7 @@ def rule_for(name: str, hyper: dict):
     if name == "adam":
         return AdamRule(hyper["lr"], hyper.get("beta1", 0.9), hyper.get("beta2", 0.999),
                         hyper.get("epsilon", 1e-8))
-    raise ValueError(f"unknown optimizer {name!r}; expected sgd, momentum or adam")
+    if name == "rmsprop":
+        return RMSPropRule(hyper["lr"], hyper.get("decay", 0.9), hyper.get("momentum", 0.0),
+                           hyper.get("epsilon", 1e-10))
+    raise ValueError(f"unknown optimizer {name!r}; expected sgd, momentum, adam or rmsprop")

@@ -10,6 +10,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from gradcli.spec.arrays import literal_array
+from gradcli.spec.data import build_data, declare_names
 from gradcli.spec.document import Map, YNode, to_plain
 from gradcli.spec.exprcheck import Scope
 from gradcli.spec.fields import (
@@ -58,6 +59,8 @@ def build_experiment(root: Map, path: str) -> Experiment:
     for section in root.items:  # in file order, so a clash is reported at the later name
         if section == "let":
             let_names = _let_names(sections["let"], names)
+        elif section == "data":  # its features/labels are inputs
+            declare_names(optional(root, "data"), names)
         elif section in kinds:
             for item, (key_node, _) in _items(sections[section]):
                 names.add(item, kinds[section], key_node, sub(section, item))
@@ -66,6 +69,8 @@ def build_experiment(root: Map, path: str) -> Experiment:
     builder = InputBuilder(dtype=dtype, seed=seed, base_dir=base_dir)
     inputs = {item: builder.build(item, value, sub("inputs", item), key_node.mark.location())
               for item, (key_node, value) in _items(sections["inputs"])}
+    data, data_inputs = build_data(optional(root, "data"), builder, optional(root, "train"))
+    inputs.update(data_inputs)
     spec_names = names.of("input", "let", "output")
     functions = build_functions(sections["functions"], spec_names)
     callable_ = {fname: spec.args for fname, spec in functions.items()}
@@ -73,7 +78,7 @@ def build_experiment(root: Map, path: str) -> Experiment:
     outputs = _outputs(sections["outputs"], inputs, names, callable_)
     register, register_sites = build_register(sections["register"], functions, spec_names)
     override_map = build_override_map(optional(root, "override_map"), names, register_sites)
-    wrt = _wrt(optional(root, "wrt"), names, inputs)
+    wrt = _wrt(optional(root, "wrt"), names, inputs, data_inputs)
     stop_gradients = _names_list(optional(root, "stop_gradients"), "stop_gradients", names)
     grad_ys, places = {}, {}
     for out, (key_node, value) in _items(sections["grad_ys"]):
@@ -83,13 +88,14 @@ def build_experiment(root: Map, path: str) -> Experiment:
     unconnected = _optional(root, "unconnected",
                             lambda n: expect_choice(n, "unconnected", UNCONNECTED), "none")
     train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
-                        root.key_mark("train").location() if "train" in root.items else None)
+                        root.key_mark("train").location() if "train" in root.items else None,
+                        names=names, functions=callable_, has_data="data" in root.items)
     expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
     return Experiment(name=name, description=description, path=path, backend=backend,
                       dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,
                       register=register, override_map=override_map, functions=functions,
                       stop_gradients=stop_gradients, grad_ys=grad_ys, unconnected=unconnected,
-                      train=train, expect=expect, raw=to_plain(root), places=places)
+                      train=train, expect=expect, raw=to_plain(root), places=places, data=data)
 
 
 def _optional(root: Map, key: str, read, default):
@@ -209,7 +215,8 @@ def _names_list(node: YNode | None, key: str, names: Names) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec]) -> tuple[str, ...]:
+def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec],
+         data_inputs=()) -> tuple[str, ...]:
     """What gradients are taken with respect to: by default every trainable input."""
     if node is None:
         return tuple(n for n, spec in inputs.items() if spec.trainable)
@@ -221,6 +228,7 @@ def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec]) -> tupl
                                          "gradient")
         if spec is not None and not spec.trainable:
             raise fail(name_node, "wrt", f"input {name!r} is not trainable, so it has no "
-                                         "gradient", "remove 'trainable: false' from it")
+                                         "gradient", "data's features and labels never are"
+                       if name in data_inputs else "remove 'trainable: false' from it")
     return wrt
 

@@ -18,9 +18,11 @@ from gradcli.spec.files import NotRegular, kind_of, open_regular
 _KINDS = "biuf"  # bool, signed, unsigned, float: what a tensor can hold
 
 
-def resolve(text: str, base_dir: Path, node: Scalar, key: str) -> Path:
-    """The file `text` names, relative to `base_dir`, refusing anything that leaves it."""
-    if not text.endswith(".npz"):
+def resolve(text: str, base_dir: Path, node: Scalar, key: str, suffix: str = ".npz") -> Path:
+    """The file `text` names, relative to `base_dir`, refusing anything that leaves it.
+
+    data: loads .csv files by the same rules (suffix=".csv"); its caller checks the suffix."""
+    if suffix == ".npz" and not text.endswith(".npz"):
         raise fail(node, key, f"load takes a .npz file (numpy.savez), got {text!r}")
     relative = Path(text)
     if relative.is_absolute() or text.startswith(("~", "/", "\\")):
@@ -43,7 +45,7 @@ def resolve(text: str, base_dir: Path, node: Scalar, key: str) -> Path:
         raise fail(node, key, f"cannot read the load path {text!r}: {exc.strerror or exc}") \
             from None
     if kind is not None:
-        raise fail(node, key, f"load path {text!r} is {kind}, not a .npz file")
+        raise fail(node, key, f"load path {text!r} is {kind}, not a {suffix} file")
     return target
 
 

@@ -5,17 +5,23 @@ remains the judge of everything a schema cannot say (names in scope, arity).
 """
 from __future__ import annotations
 
+from gradcli.data import DATASETS
 from gradcli.opset import BUILTIN_GRADIENTS, DTYPES, OPS
 from gradcli.spec.build import BACKENDS, SPEC_DTYPES, UNCONNECTED
 from gradcli.spec.sections import (
     CLIP,
+    DATA,
+    DATA_LOAD,
     EXPECT,
     EXPECT_TRAIN,
     FUNCTION,
     INPUT,
+    ON_NONFINITE,
     OPTIMIZER,
     OPTIMIZERS,
     OVERRIDE_ENTRY,
+    SCHEDULE,
+    SCHEDULE_KINDS,
     SOURCES,
     TOLERANCE,
     TOP,
@@ -128,8 +134,11 @@ def _train() -> dict:
              "nesterov": _d("Nesterov momentum (default false)", type="boolean"),
              "beta1": _number("Adam beta1 (default 0.9)", minimum=0, exclusiveMaximum=1),
              "beta2": _number("Adam beta2 (default 0.999)", minimum=0, exclusiveMaximum=1),
-             "epsilon": _number("Adam epsilon (default 1e-8, as tf.train.AdamOptimizer)",
-                                exclusiveMinimum=0, maximum=FLOAT32_MAX)}
+             "epsilon": _number("epsilon (Adam: default 1e-8, as tf.train.AdamOptimizer; rmsprop: "
+                                "default 1e-10, as tf.train.RMSPropOptimizer)",
+                                exclusiveMinimum=0, maximum=FLOAT32_MAX),
+             "decay": _number("rmsprop decay of the mean square (default 0.9)", minimum=0,
+                              exclusiveMaximum=1)}
     optimizer = _object(OPTIMIZER, "the optimizer and its hyper-parameters",
                         {"name": _d("the optimizer", enum=list(OPTIMIZERS)), **hyper})
     clip = _object(CLIP, "gradient clipping: exactly one of norm, global_norm, value", {
@@ -141,8 +150,55 @@ def _train() -> dict:
         "loss": _d("the output to minimize (default: the only output)", type="string",
                    pattern=_NAME),
         "optimizer": optimizer, "clip": clip,
-        "steps": _d("number of steps (default 1)", type="integer", minimum=1,
-                    maximum=MAX_STEPS)})
+        "steps": _d("number of steps (default 1 without data); with data a cap on the "
+                    "epochs' steps", type="integer", minimum=1, maximum=MAX_STEPS),
+        "batch_size": _d("rows per batch (with data; default the whole training part)",
+                         type="integer", minimum=1),
+        "epochs": _d("passes over the training part (with data)", type="integer", minimum=1),
+        "schedule": _schedule(),
+        "constraints": _d("{trainable input: expression} applied after every step",
+                          type="object", propertyNames={"pattern": _NAME},
+                          additionalProperties=_expression("the variable's new value")),
+        "metrics": _d("{metric: expression} evaluated on the training and test parts",
+                      type="object", propertyNames={"pattern": _NAME},
+                      additionalProperties=_expression("a scalar")),
+        "eval_every": _d("epochs (with data) or steps between metric evaluations (default 1)",
+                         type="integer", minimum=1, maximum=MAX_STEPS),
+        "on_nonfinite": _d("what a non-finite loss does (default stop)",
+                           enum=list(ON_NONFINITE))})
+
+
+def _schedule() -> dict:
+    words = {"steps": _d("S: the steps of the half cosine", type="integer", minimum=1,
+                         maximum=MAX_STEPS),
+             "every": _d("steps between decays", type="integer", minimum=1, maximum=MAX_STEPS),
+             "gamma": _number("decay factor", exclusiveMinimum=0, maximum=FLOAT32_MAX)}
+    texts = {"cosine": "lr * 0.5 * (1 + cos(pi * min(t, steps) / steps))",
+             "step": "lr * gamma ** floor(t / every)", "exponential": "lr * gamma ** t"}
+    kinds = {}
+    for s in SCHEDULE_KINDS:
+        kind = s.path.rsplit(".", 1)[1]
+        kinds[kind] = _object(s, texts[kind], {k: words[k] for k in s.keys})
+    return _object(SCHEDULE, "the learning-rate schedule: exactly one of cosine, step, "
+                             "exponential", kinds, minProperties=1, maxProperties=1)
+
+
+def _data() -> dict:
+    bundled = _object(DATA_LOAD, "a data set scikit-learn ships (needs pip install "
+                                 "'gradcli[data]')",
+                      {"dataset": _d("the bundled set", enum=list(DATASETS))})
+    return _object(DATA, "a data set, split once (seeded), fed to the spec batch by batch", {
+        "load": _d("FILE.csv (header row) or FILE.npz beside the spec, or {dataset: NAME}",
+                   anyOf=[{"type": "string", "pattern": r"\.(csv|npz)$"}, bundled]),
+        "label": _d("the csv column holding the labels (default: the last)", type="string"),
+        "features": _d("the name that receives a batch of feature rows (and the .npz key)",
+                       type="string", pattern=_NAME),
+        "labels": _d("the name that receives the batch's labels (and the .npz key)",
+                     type="string", pattern=_NAME),
+        "test": _number("held-out share of the rows (default 0: no test part)", minimum=0,
+                        exclusiveMaximum=1),
+        "standardize": _d("scale features by the training part's mean and std (default "
+                          "false)", type="boolean")})
 
 
 def _expect() -> dict:
@@ -215,6 +271,7 @@ def json_schema() -> dict:
                           additionalProperties={"$ref": "#/$defs/literal"}),
             "unconnected": _d("how an unconnected gradient is reported (default none: null)",
                               enum=list(UNCONNECTED)),
+            "data": _data(),
             "train": _train(),
             "expect": _expect(),
         }),

@@ -25,14 +25,18 @@ OPTIMIZERS = {
     "sgd": {"lr": None},
     "momentum": {"lr": None, "momentum": 0.9, "nesterov": False},
     "adam": {"lr": None, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+    "rmsprop": {"lr": None, "decay": 0.9, "momentum": 0.0, "epsilon": 1e-10},
 }
+# Every schedule's parameters (spec-v2's formulas; none has a default).
+SCHEDULES = {"cosine": ("steps",), "step": ("every", "gamma"), "exponential": ("gamma",)}
+ON_NONFINITE = ("stop", "error", "continue")
 SOURCES = ("value", "uniform", "normal", "zeros", "ones", "linspace", "load")
 CLIP_KINDS = ("norm", "global_norm", "value")
 
 TOP = Section(
     "", ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",
          "register", "override_map", "functions", "stop_gradients", "grad_ys", "unconnected",
-         "train", "expect"),
+         "data", "train", "expect"),
     ("inputs", "outputs"),
     {"inputs": ("a spec needs inputs: the tensors it computes from and differentiates",
                 "add inputs: {x: [1.0, 2.0]}"),
@@ -40,16 +44,29 @@ TOP = Section(
 INPUT = Section("inputs.*", SOURCES + ("shape", "trainable", "dtype", "key"))
 FUNCTION = Section("functions.*", ("args", "forward", "gradient"), ("args", "forward", "gradient"))
 OVERRIDE_ENTRY = Section("override_map[]", ("op", "gradient", "scope"), ("op", "gradient"))
-TRAIN = Section("train", ("loss", "optimizer", "clip", "steps"), ("optimizer",))
+TRAIN = Section("train", ("loss", "optimizer", "clip", "steps", "batch_size", "epochs", "schedule",
+                         "constraints", "metrics", "eval_every", "on_nonfinite"), ("optimizer",))
+SCHEDULE = Section("train.schedule", tuple(SCHEDULES))
+SCHEDULE_KINDS = tuple(Section(f"train.schedule.{kind}", params, params)
+                       for kind, params in SCHEDULES.items())
 OPTIMIZER = Section("train.optimizer",
                     ("name", *dict.fromkeys(k for h in OPTIMIZERS.values() for k in h)),
                     ("name", "lr"),
                     {"lr": ("missing the required key 'lr' (the learning rate)", None)})
 CLIP = Section("train.clip", CLIP_KINDS)
+DATA = Section("data", ("load", "label", "features", "labels", "test", "standardize"),
+               ("load", "features", "labels"),
+               {"load": ("missing the required key 'load': a .csv or .npz file beside the "
+                         "spec, or {dataset: NAME}", "add load: {dataset: iris}"),
+                "features": ("missing the required key 'features': the name that receives "
+                             "the feature rows", "add features: X"),
+                "labels": ("missing the required key 'labels': the name that receives the "
+                           "labels", "add labels: y")})
+DATA_LOAD = Section("data.load", ("dataset",), ("dataset",))
 EXPECT = Section("expect", ("values", "gradients", "true_gradients", "train", "tolerance",
                             "finite"))
 EXPECT_TRAIN = Section("expect.train", ("params", "loss"))
 TOLERANCE = Section("expect.tolerance", ("rtol", "atol"))
 
-SECTIONS = (TOP, INPUT, FUNCTION, OVERRIDE_ENTRY, TRAIN, OPTIMIZER, CLIP, EXPECT, EXPECT_TRAIN,
-            TOLERANCE)
+SECTIONS = (TOP, INPUT, FUNCTION, OVERRIDE_ENTRY, TRAIN, OPTIMIZER, CLIP, SCHEDULE, *SCHEDULE_KINDS,
+            EXPECT, EXPECT_TRAIN, TOLERANCE, DATA, DATA_LOAD)

@@ -1,8 +1,14 @@
-"""Build the `train` and `expect` sections."""
+"""Build the `train` and `expect` sections.
+
+`train` holds v1's keys (loss, optimizer, clip, steps) and spec-v2's training on data
+(batch_size, epochs, schedule, constraints, metrics, eval_every, on_nonfinite);
+constraints and metrics are expressions, parsed and checked like lets.
+"""
 from __future__ import annotations
 
 from gradcli.spec.arrays import literal_array
 from gradcli.spec.document import Scalar, YNode
+from gradcli.spec.exprcheck import Scope
 from gradcli.spec.fields import (
     check_keys,
     describe,
@@ -19,26 +25,39 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
-from gradcli.spec.model import ClipSpec, ExpectSpec, InputSpec, Location, TrainSpec
+from gradcli.spec.model import ClipSpec, ExpectSpec, InputSpec, Location, ScheduleSpec, TrainSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import (
     CLIP,
     CLIP_KINDS,
     EXPECT,
     EXPECT_TRAIN,
+    ON_NONFINITE,
     OPTIMIZER,
     OPTIMIZERS,
+    SCHEDULE,
+    SCHEDULE_KINDS,
+    SCHEDULES,
     TOLERANCE,
     TRAIN,
 )
+from gradcli.spec.sites import check_at, parse_at
 
 MAX_STEPS = 100_000
+MAX_EPOCHS = 100_000
+MAX_BATCH = 10_000_000
 FLOAT32_MAX = 3.4028234663852886e38  # tf.train rounds every hyper-parameter through float32
 
 
 def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputSpec],
-                loc: Location | None) -> TrainSpec | None:
-    """The `train` section, with every optimizer default filled in."""
+                loc: Location | None, *, names: Names | None = None,
+                functions: dict | None = None, has_data: bool = False) -> TrainSpec | None:
+    """The `train` section, with every optimizer default filled in.
+
+    Without data, steps default to 1 (spec-v1); with data, epochs and steps may not both be
+    missing. `names` and `functions` (user function -> args) scope the expressions of
+    constraints and metrics.
+    """
     if node is None:
         return None
     train = expect_map(node, "train", "a mapping with loss, optimizer, clip and steps")
@@ -61,9 +80,111 @@ def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputS
     clip = _clip(clip_node) if clip_node is not None else None
     steps_node = optional(train, "steps")
     steps = (expect_int(steps_node, "train.steps", minimum=1, maximum=MAX_STEPS)
-             if steps_node is not None else 1)
+             if steps_node is not None else None)
+    epochs_node, batch_node = optional(train, "epochs"), optional(train, "batch_size")
+    epochs = batch_size = None
+    if not has_data:
+        for key_name, given in (("epochs", epochs_node), ("batch_size", batch_node)):
+            if given is not None:
+                raise fail(given, sub("train", key_name), f"{key_name} needs a data: section "
+                           "(passes over its training part, in batches)",
+                           "without data, train for a number of steps: steps: N")
+        steps = 1 if steps is None else steps
+    else:
+        if epochs_node is not None:
+            epochs = expect_int(epochs_node, "train.epochs", minimum=1, maximum=MAX_EPOCHS)
+        if batch_node is not None:
+            batch_size = expect_int(batch_node, "train.batch_size", minimum=1, maximum=MAX_BATCH)
+        if epochs is None and steps is None:
+            raise fail(train, "train", "epochs and steps may not both be missing when there is "
+                                       "data", "add epochs: N (passes over the training part)")
+    scope = _expression_scope(inputs, names, functions)
+    eval_node = optional(train, "eval_every")
+    on_node = optional(train, "on_nonfinite")
+    schedule_node = optional(train, "schedule")
     keys = {sub("train", k): train.key_mark(k).location() for k in train.items}
-    return TrainSpec(loss, optimizer, hyper, clip, steps, loc or train.mark.location(), keys)
+    return TrainSpec(loss, optimizer, hyper, clip, steps, loc or train.mark.location(), keys,
+                     batch_size=batch_size, epochs=epochs,
+                     schedule=None if schedule_node is None else _schedule(schedule_node),
+                     constraints=_constraints(optional(train, "constraints"), inputs, scope),
+                     metrics=_metrics(optional(train, "metrics"), scope),
+                     eval_every=(1 if eval_node is None else
+                                 expect_int(eval_node, "train.eval_every", minimum=1,
+                                            maximum=MAX_STEPS)),
+                     on_nonfinite=("stop" if on_node is None else
+                                   expect_choice(on_node, "train.on_nonfinite", ON_NONFINITE)))
+
+
+def _expression_scope(inputs: dict, names: Names | None, functions: dict | None) -> Scope:
+    """What a constraint or a metric may use: every input, let and output of the spec."""
+    known = set(inputs)
+    if names is not None:
+        known |= set(names.of("input", "let", "output"))
+    return Scope(frozenset(known), dict(functions or {}))
+
+
+def _schedule(node: YNode) -> ScheduleSpec:
+    key = "train.schedule"
+    schedule = expect_map(node, key, "a mapping such as {cosine: {steps: 100}}")
+    check_keys(schedule, key, SCHEDULE)
+    if len(schedule.items) != 1:
+        raise fail(schedule, key, f"schedule takes exactly one of {', '.join(SCHEDULES)}, got "
+                                  f"{len(schedule.items)}")
+    kind, (_, value) = next(iter(schedule.items.items()))
+    kkey = sub(key, kind)
+    section = next(s for s in SCHEDULE_KINDS if s.path == kkey)
+    params_node = expect_map(value, kkey, f"a mapping of {', '.join(SCHEDULES[kind])}")
+    check_keys(params_node, kkey, section)
+    params: dict = {}
+    for param in SCHEDULES[kind]:
+        pnode = params_node.get(param)
+        if param in ("steps", "every"):
+            params[param] = expect_int(pnode, sub(kkey, param), minimum=1, maximum=MAX_STEPS)
+        else:
+            params[param] = expect_number(pnode, sub(kkey, param), positive=True)
+            if params[param] > FLOAT32_MAX:
+                raise fail(pnode, sub(kkey, param), f"{params[param]:g} is beyond float32's range")
+    return ScheduleSpec(kind, params)
+
+
+def _constraints(node: YNode | None, inputs: dict[str, InputSpec], scope: Scope) -> dict:
+    """{variable: Expr}: each a trainable float input, each expression checked like a let."""
+    key = "train.constraints"
+    if node is None:
+        return {}
+    found = {}
+    trainable = [n for n, s in inputs.items() if s.trainable and s.value.dtype.kind == "f"]
+    for name, (key_node, value) in expect_map(node, key, "a mapping {variable: "
+                                                         "expression}").items.items():
+        ckey = sub(key, name)
+        if name not in trainable:
+            what = ("an input that is not trainable" if name in inputs
+                    else "not an input")
+            raise fail(key_node, ckey, f"{name!r} is {what}; a constraint replaces a trainable "
+                                       "input's value after each step", did_you_mean(name, trainable))
+        site = parse_at(value, ckey)
+        check_at(site, scope)
+        found[name] = site.expr
+    return found
+
+
+def _metrics(node: YNode | None, scope: Scope) -> dict:
+    """{metric: Expr}: names that are not 'loss' (final.loss is the loss), checked like lets."""
+    key = "train.metrics"
+    if node is None:
+        return {}
+    found = {}
+    for name, (key_node, value) in expect_map(node, key, "a mapping {metric: "
+                                                         "expression}").items.items():
+        mkey = sub(key, name)
+        expect_name(key_node, mkey, "a metric name")
+        if name == "loss":
+            raise fail(key_node, mkey, "'loss' is taken: final.loss is the training loss",
+                       "call the metric something else, e.g. train_loss")
+        site = parse_at(value, mkey)
+        check_at(site, scope)
+        found[name] = site.expr
+    return found
 
 
 def _optimizer(node: YNode | None) -> tuple[str, dict]:
@@ -89,7 +210,7 @@ def _optimizer(node: YNode | None) -> tuple[str, dict]:
             hyper[param] = default
         elif param == "nesterov":
             hyper[param] = expect_bool(value, pkey)
-        elif param in ("momentum", "beta1", "beta2"):
+        elif param in ("momentum", "beta1", "beta2", "decay"):
             hyper[param] = expect_number(value, pkey, minimum=0.0, below=1.0)
         else:
             hyper[param] = expect_number(value, pkey, positive=True)

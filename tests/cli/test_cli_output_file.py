@@ -133,7 +133,7 @@ def wait_until_loading_specs(proc, timeout=60):
 
 def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     spec = tmp_path / "long.yaml"
-    spec.write_text("inputs:\n  w: {normal: [0, 1], shape: [10000]}\noutputs:\n  loss: sum(w * w)\n"
+    spec.write_text("inputs:\n  w: {normal: [0, 1], shape: [300000]}\noutputs:\n  loss: sum(w * w)\n"
                     "train:\n  loss: loss\n  optimizer: {name: sgd, lr: 0.0001}\n  steps: 100000\n")
     target = tmp_path / "out.json"
     target.write_text("before")

@@ -338,6 +338,23 @@ def test_max_with_argmax_gradient(axis, rng):
     assert gc.gradients(gc.sum(gc.cast(idx, "float64")), x) == [None]
 
 
+@pytest.mark.parametrize("name, np_fn", [("argmax", np.argmax), ("argmin", np.argmin)])
+def test_argmax_argmin_are_int64_numpy_indices_without_gradient(name, np_fn):
+    v = np.array([[1.0, 3.0, 3.0, np.nan, np.nan], [2.0, -1.0, -1.0, 0.0, 2.0]])
+    x = gc.variable(v)
+    for axis in (0, 1, -1, -2):
+        idx = getattr(gc, name)(x, axis=axis)
+        assert idx.dtype == np.int64 and not idx.differentiable
+        np.testing.assert_array_equal(gc.evaluate(idx), np_fn(v, axis=axis))
+    assert gc.evaluate(getattr(gc, name)(x)).tolist() == ([3, 0] if name == "argmax" else [3, 1])
+    x.assign(v[::-1])  # a replay after an assign reads the new values
+    np.testing.assert_array_equal(gc.evaluate(idx), np_fn(v[::-1], axis=-2))
+    assert gc.gradients(gc.sum(gc.cast(idx, "float64") * x), x)[0] is not None
+    assert gc.gradients(gc.sum(gc.cast(idx, "float64")), x) == [None]
+    with pytest.raises(GraphError, match="axis 2 is out of range"):
+        getattr(gc, name)(x, axis=2)
+
+
 # ----- completeness -----
 COVERED_ELSEWHERE = {
     "stop_gradient", "grad_pass_through", "reverse_gradient",      # test_core_control.py
@@ -351,6 +368,7 @@ def test_every_op_of_the_language_is_public_and_tested_here_or_elsewhere():
               | {"matmul", "clip", "where", "cast", "sum", "mean", "max", "min", "prod",
                  "logsumexp", "softmax", "log_softmax", "transpose", "reshape", "concat",
                  "stack", "getitem", "one_hot", "zero_out", "max_with_argmax", "zeros_like",
+                 "argmax", "argmin",
                  "ones_like", "less", "less_equal", "greater", "greater_equal", "equal",
                  "not_equal"})
     assert set(OPS) - tested - COVERED_ELSEWHERE == set()

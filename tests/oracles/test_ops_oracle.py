@@ -288,6 +288,18 @@ ORACLES = {
                  V("zi1", lambda v: np.int64(0), lets=(ZERO_C,)),
                  V("z2", lambda v: first_only(v.a), lambda v: first_only(v.a),
                    lets=("z2, zi2: zero_out(a)",))],
+    "argmax": [V("argmax(t)", lambda v: np.argmax(v.t, axis=-1)),      # ties: the first
+               V("argmax(c, axis=0)", lambda v: np.argmax(v.c, axis=0)),
+               V("argmax(b, axis=-2)", lambda v: np.argmax(v.b, axis=-2)),
+               V("argmax(s, axis=0)", lambda v: np.int64(0)),
+               V("argmax(w) + argmax(t * 0.0, axis=1)",
+                 lambda v: np.argmax(v.w) + np.argmax(v.t * 0.0, axis=1))],
+    "argmin": [V("argmin(t)", lambda v: np.argmin(v.t, axis=-1)),
+               V("argmin(c, axis=1)", lambda v: np.argmin(v.c, axis=1)),
+               V("argmin(big, axis=0)", lambda v: np.argmin(v.big, axis=0)),
+               V("cast(argmin(b, axis=0), dtype(b)) * b",  # no gradient through the index
+                 lambda v: np.argmin(v.b, axis=0).astype(np.float64) * v.b,
+                 lambda v: tf.cast(tf.argmin(v.b, axis=0), f64) * v.b)],
     "max_with_argmax": [
         V("mv1", lambda v: np.max(v.c, axis=1), lambda v: take_max(v.c, 1), lets=(MAX_C,)),
         V("mi1", lambda v: np.argmax(v.c, axis=1), lets=(MAX_C,)),

@@ -194,7 +194,7 @@ CASES = {
     "optimizer name": (
         BASE + "train:\n  optimizer: {name: adamw, lr: 0.1}\n",
         "spec.yaml:9:21: train.optimizer.name: unknown value 'adamw'; expected one of sgd, "
-        "momentum, adam (did you mean 'adam'?)"),
+        "momentum, adam, rmsprop (did you mean 'adam'?)"),
     "optimizer hyper-parameter": (
         BASE + "train:\n  optimizer: {name: sgd, lr: 0.1, momentum: 0.9}\n",
         "spec.yaml:9:35: train.optimizer.momentum: sgd has no hyper-parameter 'momentum'; it "

@@ -15,10 +15,19 @@ from gradcli.spec.sections import SECTIONS
 VALIDATOR = jsonschema.Draft202012Validator(json_schema())
 
 
-def example() -> dict:
-    """The spec-v1 example, with override_map in its list form so every section is present."""
+SCHEDULE_PARAMS = {"cosine": {"steps": 10}, "step": {"every": 2, "gamma": 0.5},
+                   "exponential": {"gamma": 0.9}}
+
+
+def example(path: str = "") -> dict:
+    """The spec-v1 example, with override_map in its list form, a data section and a
+    learning-rate schedule (of the kind `path` names, when it names one), so every section is
+    present."""
     doc = yaml.safe_load(SPEC_V1_EXAMPLE)
     doc["override_map"] = [{"op": "sign", "gradient": "QuantizeGrad"}]
+    doc["data"] = {"load": {"dataset": "iris"}, "features": "dx", "labels": "dy", "test": 0.2}
+    kind = path.split(".")[2] if path.startswith("train.schedule.") else "cosine"
+    doc["train"]["schedule"] = {kind: dict(SCHEDULE_PARAMS[kind])}
     return doc
 
 
@@ -75,7 +84,7 @@ def test_the_example_with_every_section_passes_both():
 
 @pytest.mark.parametrize("section", SECTIONS, ids=lambda s: s.path or "top")
 def test_an_unknown_key_is_refused_by_both(section):
-    doc = example()
+    doc = example(section.path)
     mapping_at(doc, section.path)["zzz_unknown"] = 1
     assert list(VALIDATOR.iter_errors(doc)) != []
     error = loader_error(doc)
@@ -85,7 +94,7 @@ def test_an_unknown_key_is_refused_by_both(section):
 @pytest.mark.parametrize("section, key", [(s, k) for s in SECTIONS for k in s.required],
                          ids=lambda v: getattr(v, "path", v) or "top")
 def test_a_missing_required_key_is_refused_by_both(section, key):
-    doc = example()
+    doc = example(section.path)
     mapping = mapping_at(doc, section.path)
     assert key in mapping, "the example must hold every required key"
     del mapping[key]

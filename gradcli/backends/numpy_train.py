@@ -1,0 +1,193 @@
+"""The numpy core as a Trainee of the one training loop (gradcli.training.loop).
+
+The spec's graph is built once per distinct number of data rows, never per step: the
+core's kernels close over the shapes they were built for (sum_to and broadcast_to undo
+broadcasting to a fixed shape, reshape and random draws keep theirs), so a batch of
+another size needs a graph of its own. A run has at most four: the full batch, the
+last shorter batch, the whole training part (final loss, metrics) and the test part.
+Each batch is fed by assigning the data variables of its graph (no copy), and every
+graph shares the trainable variables, so an update is seen by all of them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import core as gc
+from ..core.evaluate import collector_paused
+from ..core.tf_updates import rule_for
+from ..errors import GradcliError, GradientError, SpecError
+from .interpret import spec_error
+from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
+
+
+class _Graph:
+    """One build of the spec for one number of data rows: its names, its data variables, and
+    (built when first asked) the training gradients and the metric and constraint nodes."""
+
+    __slots__ = ("env", "data", "grads", "nodes", "fns")
+
+    def __init__(self, env: dict, data: dict) -> None:
+        self.env, self.data = env, data
+        self.grads = None          # [(name, clipped gradient tensor)] of the connected variables
+        self.nodes: dict = {}      # "metrics" | "constraints" -> {name: tensor}
+        self.fns: dict = {}        # what -> compiled replay (gc.function)
+
+
+class NumpyTrainee:
+    """A NumpyProgram's graphs and variables, as the training loop drives them."""
+
+    def __init__(self, program) -> None:
+        self.program = program
+        exp = self.experiment = program.experiment
+        self.spec = exp.train
+        self.variables = {n: t for n, t in program.leaves.items() if getattr(t, "trainable", False)}
+        self.names = list(self.variables)
+        data = exp.data
+        self.data_names = () if data is None else (data.features, data.labels)
+        base = _Graph(program.env, {n: program.leaves[n] for n in self.data_names})
+        base.grads = program._train_grads  # built with the program, in its registry scope
+        self.graphs = {self._rows(base.data): base}
+        self.graph = base
+        self.rule = rule_for(self.spec.optimizer, self.spec.hyper)
+        self.slots = {n: {} for n in self.names}
+
+    def _rows(self, values: dict):
+        return tuple(np.shape(v) for v in values.values())
+
+    # ----- feeding -----
+    def feed(self, batch) -> None:
+        if batch is None:
+            return
+        key = tuple(np.shape(v) for v in batch.values())
+        graph = self.graphs.get(key)
+        if graph is None:
+            graph = self.graphs[key] = self._build(batch)
+        for name, value in batch.items():
+            graph.data[name].assign(value)  # same dtype: no copy, the batch itself
+        self.graph = graph
+
+    def _build(self, batch: dict) -> _Graph:
+        """The spec built again for this shape of the data names (see the module docstring)."""
+        program, exp = self.program, self.experiment
+        data = {n: gc.variable(v, name=n, trainable=False, dtype=exp.inputs[n].value.dtype)
+                for n, v in batch.items()}
+        gc.set_seed(exp.seed)  # the spec's own random draws come out as in the first build
+        with collector_paused(), program._registered_gradients():
+            env = program.interpreter.build({**program.leaves, **data})
+        return _Graph(env, data)
+
+    def _grads(self) -> list:
+        graph = self.graph
+        if graph.grads is None:
+            with self.program._registered_gradients():
+                graph.grads = train_gradients(self.program, graph.env)
+        return graph.grads
+
+    def _fn(self, what: str, fetches):
+        fn = self.graph.fns.get(what)
+        if fn is None:
+            fn = self.graph.fns[what] = gc.function(fetches())
+        return fn
+
+    # ----- a step -----
+    def loss_and_gradients(self) -> tuple:
+        live = [(n, g) for n, g in self._grads() if g is not None]
+        if not live:
+            raise GradientError("no gradients provided for any variable: every gradient is None "
+                                "(is the loss connected to the variables?)")
+        loss_node = self.graph.env[self.spec.loss]
+        values = self._fn("step", lambda: [loss_node, *[g for _, g in live]])()
+        return loss_value(values[0]), list(zip([n for n, _ in live], values[1:]))
+
+    def gradient_values(self, grads) -> dict:
+        return {n: np.array(g) if isinstance(g, np.ndarray) else g for n, g in grads}
+
+    def apply(self, grads, lr: float) -> None:
+        rule = self.rule
+        rule.set_lr(lr)
+        with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
+            for name, grad in grads:
+                var = self.variables[name]
+                var.assign(rule.update(var._value, grad, self.slots[name], var.dtype, np))
+            rule.finish_step()
+
+    def snapshot(self):
+        return {n: v._value for n, v in self.variables.items()}
+
+    def read(self) -> dict:
+        return {n: v.numpy() for n, v in self.variables.items()}
+
+    def assign(self, values: dict) -> None:
+        for name, value in values.items():
+            self.variables[name].assign(value)
+
+    def loss(self) -> float:
+        node = self.graph.env[self.spec.loss]
+        return loss_value(self._fn("loss", lambda: [node])()[0])
+
+    def evaluate(self, kind: str) -> dict:
+        graph, exprs = self.graph, getattr(self.spec, kind)
+        if kind not in graph.nodes:
+            interpreter = self.program.interpreter
+            graph.nodes[kind] = {n: _node(interpreter.evaluate(e, graph.env), e)
+                                 for n, e in exprs.items()}
+        nodes = graph.nodes[kind]
+        values = self._fn(kind, lambda: list(nodes.values()))()
+        return dict(zip(nodes, values))
+
+    # ----- where a non-finite step was born -----
+    def nonfinite(self, step: int, loss: float, before):
+        """Located at the step's starting values (the variables are put back meanwhile)."""
+        exp = self.experiment
+        from .numpy import _first, _locate
+        bad = [n for n in self.names if before is not None
+               and nonfinite_kind(self.variables[n]._value)]
+        if np.isfinite(loss) and not bad:
+            return None
+        after = self.snapshot()
+        if before is not None:
+            self.assign(before)
+        try:
+            if not np.isfinite(loss):
+                return _first(_locate(exp, "train", [self.spec.loss],
+                                      [self.graph.env[self.spec.loss]], step))
+            live = [(n, g) for n, g in self._grads() if g is not None]
+            found = _first(_locate(exp, "train", [f"d{self.spec.loss}/d{n}" for n, _ in live],
+                                   [g for _, g in live], step))
+            value = nonfinite_kind(after[bad[0]])
+            return found or optimizer_overflow(exp, bad[0], value, step)
+        finally:
+            self.assign(after)
+
+
+def _node(value, expr):
+    """A metric's or constraint's value as a graph tensor (a literal becomes a constant)."""
+    return value if isinstance(value, gc.Tensor) else gc.constant(np.asarray(value))
+
+
+def train_gradients(program, env: dict) -> list:
+    """[(name, clipped gradient tensor or None)] of the training loss in one build."""
+    spec = program.experiment.train
+    variables = {n: t for n, t in program.leaves.items() if getattr(t, "trainable", False)}
+    try:
+        grads = gc.gradients([env[spec.loss]], list(variables.values()))
+    except GradcliError as exc:
+        if isinstance(exc, SpecError):
+            raise
+        raise spec_error(program.expr_of(spec.loss), f"the gradient of the training loss "
+                                                      f"{spec.loss!r}: {exc}") from None
+    try:
+        return list(zip(variables, _clipped(grads, spec.clip)))
+    except GradcliError as exc:
+        raise train_error(program.experiment, exc, "train.clip") from None
+
+
+def _clipped(grads: list, clip):
+    if clip is None:
+        return grads
+    if clip.kind == "norm":
+        return [None if g is None else gc.clip_by_norm(g, clip.value) for g in grads]
+    if clip.kind == "global_norm":
+        return gc.clip_by_global_norm(grads, clip.value)[0]
+    lo, hi = clip.value
+    return [None if g is None else gc.clip_by_value(g, lo, hi) for g in grads]

@@ -1,0 +1,168 @@
+"""The one training loop, for every backend: steps (over epochs of batches with data), the
+learning rate of each step, clipped overridden gradients, optimizer updates, constraints,
+metrics at their evaluation points and what a non-finite loss does (spec-v2).
+
+A backend takes part through a Trainee (below): it feeds a batch to the spec it built once,
+returns the loss and the gradients training uses, applies one update, and evaluates the
+spec's metric and constraint expressions. The loop owns every decision about order.
+"""
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import numpy as np
+
+from ..backends.interpret import spec_error
+from ..backends.program import TrainRecord, small
+from ..errors import GradcliError
+from .feed import Feed
+from .schedule import learning_rate
+
+
+class NonfiniteLoss(GradcliError):
+    """on_nonfinite: error, and the loss was NaN or infinite (exit code 1)."""
+
+    exit_code = 1
+
+
+class Trainee(Protocol):
+    """What one backend's built spec offers the loop (values in numpy at the boundary)."""
+
+    names: list  # the trainable float inputs, in the spec's order
+
+    def feed(self, batch: dict | None) -> None:
+        """Give the data names these rows (None: keep the spec's own values)."""
+
+    def loss_and_gradients(self) -> tuple:
+        """(loss as a float, the clipped overridden gradients in the backend's own form)."""
+
+    def gradient_values(self, grads) -> dict:
+        """{name: numpy array} of the gradients that are not None (for the small-model record)."""
+
+    def apply(self, grads, lr: float) -> None:
+        """One optimizer update with this step's learning rate."""
+
+    def snapshot(self):
+        """The variables' values before an update, cheaply (for locating a non-finite step)."""
+
+    def nonfinite(self, step: int, loss: float, snapshot):
+        """A Nonfinite for where step's non-finite loss or update was born; None when finite."""
+
+    def read(self) -> dict:
+        """{name: numpy array} of the trainable variables."""
+
+    def assign(self, values: dict) -> None:
+        """Set some trainable variables to these numpy values."""
+
+    def loss(self) -> float:
+        """The loss at the current feed and values."""
+
+    def evaluate(self, kind: str) -> dict:
+        """{name: numpy value} of the spec's "metrics" or "constraints" at the current feed."""
+
+
+def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRecord:
+    """Train per experiment.train on the trainee and record what spec-v2's `train` reports."""
+    spec, feed = experiment.train, Feed(experiment)
+    names = list(trainee.names)
+    record = TrainRecord(loss=[], params={n: [] for n in names}, gradients=[])
+    keep = small(list(trainee.read().values()))
+    checks = _Checks(experiment, trainee)
+    last_eval = None
+    if spec.metrics:
+        last_eval = _evaluate(trainee, feed, record, 0, checks)
+    epoch, step = -1, 0
+    batches = feed.batches()
+    for step in progress(range(feed.total), description="training"):
+        epoch, batch, epoch_end = next(batches)
+        trainee.feed(batch)
+        loss, grads = trainee.loss_and_gradients()
+        record.loss.append(loss)
+        if not math.isfinite(loss) and spec.on_nonfinite != "continue":
+            found = trainee.nonfinite(step, loss, None)
+            if spec.on_nonfinite == "error":
+                raise NonfiniteLoss(_stop_text(experiment, step, loss, found))
+            record.nonfinite = record.nonfinite or found
+            record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
+            break
+        if keep:
+            record.gradients.append(trainee.gradient_values(grads))
+        before = trainee.snapshot() if record.nonfinite is None else None
+        trainee.apply(grads, learning_rate(spec.hyper["lr"], spec.schedule, step))
+        if record.nonfinite is None:
+            record.nonfinite = trainee.nonfinite(step, loss, before)
+        if spec.constraints:
+            trainee.assign(checks.constraints(trainee.evaluate("constraints")))
+        if keep:
+            for n, value in trainee.read().items():
+                record.params[n].append(value)
+        record.steps = step + 1
+        if spec.metrics and _eval_point(spec, feed, step + 1, epoch, epoch_end):
+            last_eval = _evaluate(trainee, feed, record, step + 1, checks)
+    record.epochs = epoch + 1 if feed.with_data else None
+    if spec.metrics and last_eval != record.steps:
+        _evaluate(trainee, feed, record, record.steps, checks)
+    record.final = trainee.read()
+    trainee.feed(feed.part("train"))
+    record.final_loss = trainee.loss()
+    if spec.metrics:
+        record.final_metrics = {m: {part: values[-1] for part, values in per_part.items()}
+                                for m, per_part in record.metrics.items()}
+    return record
+
+
+def _eval_point(spec, feed: Feed, done: int, epoch: int, epoch_end: bool) -> bool:
+    """After `done` steps: every eval_every epochs with data (at an epoch's end), every
+    eval_every steps without."""
+    if feed.with_data:
+        return epoch_end and (epoch + 1) % spec.eval_every == 0
+    return done % spec.eval_every == 0
+
+
+def _evaluate(trainee: Trainee, feed: Feed, record: TrainRecord, done: int, checks) -> int:
+    """The metrics on the training part and the test part, after `done` steps."""
+    record.eval_steps.append(done)
+    for part in feed.part_names():
+        trainee.feed(feed.part(part))
+        for name, value in checks.metrics(trainee.evaluate("metrics")).items():
+            record.metrics.setdefault(name, {}).setdefault(part, []).append(value)
+    return done
+
+
+class _Checks:
+    """What the spec promised of its expressions, checked on their first values: a constraint
+    has its variable's shape, a metric is one number."""
+
+    def __init__(self, experiment, trainee: Trainee) -> None:
+        self.spec, self.trainee = experiment.train, trainee
+        self.shapes = None
+
+    def constraints(self, values: dict) -> dict:
+        if self.shapes is None:
+            self.shapes = {n: np.shape(v) for n, v in self.trainee.read().items()}
+            for name, value in values.items():
+                if np.shape(value) != self.shapes[name]:
+                    raise spec_error(self.spec.constraints[name],
+                                     f"train.constraints.{name} gives shape {np.shape(value)}; "
+                                     f"it replaces {name!r}, whose shape is {self.shapes[name]}")
+        return values
+
+    def metrics(self, values: dict) -> dict:
+        out = {}
+        for name, value in values.items():
+            if np.size(value) != 1:
+                raise spec_error(self.spec.metrics[name],
+                                 f"train.metrics.{name} gives shape {np.shape(value)}; a metric "
+                                 "is one number (reduce it, e.g. with mean(...))")
+            out[name] = float(np.asarray(value, dtype=np.float64).reshape(()))
+        return out
+
+
+def _stop_text(experiment, step: int, loss: float, found) -> str:
+    where = ""
+    if found is not None:
+        at = f" ({found.location})" if found.location else ""
+        where = f"; born as {found.born} at {found.expr or found.op}{at}"
+    return (f"train.loss {experiment.train.loss!r} is {loss} at step {step}{where} "
+            "(on_nonfinite: error)")

@@ -1,0 +1,212 @@
+"""gradcli.data against spec-v2's definitions written out with numpy, and against
+sklearn.datasets called directly."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from gradcli import data
+from gradcli.data import DataError, Parts
+
+
+class Rows:
+    """What prepare() reads from a DataSpec."""
+
+    def __init__(self, x, y, test=0.0, standardize=False):
+        self.x, self.y, self.test, self.standardize = np.asarray(x), np.asarray(y), test, standardize
+
+
+def _rows(n=23, k=3, seed=5):
+    rng = np.random.default_rng(seed)
+    return rng.normal(3.0, 2.0, size=(n, k)), rng.integers(0, 3, size=n)
+
+
+@pytest.mark.parametrize("n, test, seed", [(10, 0.25, 0), (10, 0.25, 7), (23, 0.5, 3),
+                                           (5, 0.5, 1), (7, 0.0, 2), (150, 0.2, 42)])
+def test_split_is_spec_v2s_permutation(n, test, seed):
+    perm = np.random.default_rng([seed, 1]).permutation(n)
+    n_test = round(test * n)
+    test_rows, train_rows = data.split(n, test, seed)
+    np.testing.assert_array_equal(test_rows, perm[:n_test])
+    np.testing.assert_array_equal(train_rows, perm[n_test:])
+
+
+def test_the_test_size_rounds_half_to_even():
+    # 0.25 * 10 = 2.5 -> 2 and 0.5 * 5 = 2.5 -> 2 (Python's round); 0.35 * 10 -> 3.5 -> 4.
+    assert [len(data.split(n, t, 0)[0]) for n, t in ((10, 0.25), (5, 0.5), (10, 0.35))] == \
+        [2, 2, 4]
+
+
+def test_standardizer_is_the_training_parts_mean_and_population_std():
+    x, _ = _rows()
+    mean, std = data.standardizer(x)
+    np.testing.assert_allclose(mean, x.sum(axis=0) / len(x), rtol=1e-14)
+    np.testing.assert_allclose(std, np.sqrt(((x - x.sum(0) / len(x)) ** 2).sum(0) / len(x)),
+                               rtol=1e-12)
+
+
+def test_a_constant_column_is_only_centred_to_exactly_zero():
+    x = np.column_stack([np.full(7, 0.1), np.arange(7.0), np.zeros(7)])
+    mean, std = data.standardizer(x)
+    assert list(std[[0, 2]]) == [1.0, 1.0] and std[1] == pytest.approx(2.0)
+    scaled = (x - mean) / std
+    assert (scaled[:, [0, 2]] == 0).all()
+
+
+def test_epoch_order_is_seeded_by_seed_2_epoch():
+    for seed, epoch in ((0, 0), (0, 1), (9, 3)):
+        np.testing.assert_array_equal(data.epoch_order(17, seed, epoch),
+                                      np.random.default_rng([seed, 2, epoch]).permutation(17))
+    assert not np.array_equal(data.epoch_order(17, 0, 0), data.epoch_order(17, 0, 1))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_prepare_splits_then_standardizes_with_the_training_statistics(dtype):
+    x, y = _rows()
+    seed, test = 11, 0.3
+    parts = data.prepare(Rows(x, y, test, True), seed, dtype)
+    perm = np.random.default_rng([seed, 1]).permutation(len(y))
+    n_test = round(test * len(y))
+    train, held = x[perm[n_test:]], x[perm[:n_test]]
+    mean, std = train.mean(axis=0), train.std(axis=0, ddof=0)
+    np.testing.assert_array_equal(parts.x_train, ((train - mean) / std).astype(dtype))
+    np.testing.assert_array_equal(parts.x_test, ((held - mean) / std).astype(dtype))
+    np.testing.assert_array_equal(parts.y_train, y[perm[n_test:]])
+    np.testing.assert_array_equal(parts.y_test, y[perm[:n_test]])
+    assert parts.x_train.dtype == dtype and parts.y_train.dtype == np.int64 and parts.has_test
+    # The test part's own statistics are not used: its mean is not 0.
+    assert np.abs(parts.x_test.mean(axis=0)).max() > 1e-3
+
+
+def test_prepare_without_test_or_scaling_keeps_the_rows_and_float_labels_take_the_dtype():
+    x, _ = _rows()
+    y = np.linspace(-1, 1, len(x))
+    parts = data.prepare(Rows(x, y), 4, "float32")
+    perm = np.random.default_rng([4, 1]).permutation(len(x))
+    np.testing.assert_array_equal(parts.x_train, x[perm].astype(np.float32))
+    assert parts.y_train.dtype == np.float32 and not parts.has_test
+    assert parts.x_test.shape == (0, 3)
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 5, 19, 20, 64, None])
+def test_batches_are_consecutive_rows_of_the_epoch_order_the_last_shorter_one_kept(batch_size):
+    x, y = _rows(n=20)
+    parts = Parts(x, y, x[:0], y[:0])
+    seed, epoch = 3, 2
+    order = np.random.default_rng([seed, 2, epoch]).permutation(20)
+    size = 20 if batch_size is None else min(batch_size, 20)
+    expected = [order[i:i + size] for i in range(0, 20, size)]
+    got = [(xb.copy(), yb.copy()) for xb, yb in data.batches(parts, batch_size, seed, epoch)]
+    assert len(got) == len(expected) == data.batch_count(20, batch_size)
+    for (xb, yb), rows in zip(got, expected):
+        np.testing.assert_array_equal(xb, x[rows])
+        np.testing.assert_array_equal(yb, y[rows])
+
+
+def test_batches_reuse_one_buffer_per_part():
+    x, y = _rows(n=10)
+    parts = Parts(x, y, x[:0], y[:0])
+    seen = list(data.batches(parts, 4, 0, 0))
+    first_x, first_y = seen[0]
+    assert [len(b[0]) for b in seen] == [4, 4, 2]
+    for xb, yb in seen[1:]:
+        assert np.shares_memory(xb, first_x) and np.shares_memory(yb, first_y)
+    assert not np.shares_memory(first_x, x)  # the part itself is never written
+
+
+# ----- csv -----
+def test_csv_label_column_in_the_middle_features_in_file_order():
+    text = "a, b ,kind,c\n1,2,cat,3\n4,5.5,dog,6\n\n7,-8e-1,cat,9\n"
+    loaded = data.parse_csv(text, "kind")
+    np.testing.assert_array_equal(loaded.x, [[1, 2, 3], [4, 5.5, 6], [7, -0.8, 9]])
+    np.testing.assert_array_equal(loaded.y, [0, 1, 0])
+    assert loaded.y.dtype == np.int64 and loaded.classes == ("cat", "dog")
+
+
+def test_csv_string_labels_are_numbered_in_sorted_order():
+    loaded = data.parse_csv("x,label\n1,versicolor\n2,setosa\n3,virginica\n4,setosa\n")
+    assert loaded.classes == ("setosa", "versicolor", "virginica")
+    np.testing.assert_array_equal(loaded.y, [1, 0, 2, 0])
+
+
+def test_csv_integer_labels_stay_themselves_and_decimal_ones_are_targets():
+    ints = data.parse_csv("x,y\n1,3\n2,0\n3,-1\n")
+    np.testing.assert_array_equal(ints.y, [3, 0, -1])
+    assert ints.y.dtype == np.int64 and ints.classes is None
+    floats = data.parse_csv("x,y\n1,3\n2,0.5\n")
+    assert floats.y.dtype == np.float64 and list(floats.y) == [3.0, 0.5]
+
+
+def test_csv_quoted_cells_and_a_quoted_newline():
+    loaded = data.parse_csv('x,"the, label"\n"1.5","a\nb"\n2,c\n', "the, label")
+    np.testing.assert_array_equal(loaded.x, [[1.5], [2.0]])
+    assert loaded.classes == ("a\nb", "c")
+
+
+@pytest.mark.parametrize("text, label, message", [
+    ("", None, "the csv file is empty"),
+    ("1,2\n3,4\n", None, "line 1: the first row holds only numbers; a csv needs a header row"),
+    ("a,b\n", None, "the csv has a header but no data rows"),
+    ("a\n1\n", None, "the csv has one column"),
+    ("a,b,c\n1,2,3\n4,5\n", None, "line 3 has 2 cells; the header has 3"),
+    ("a,b,c\n1,2,3\n4,x5,6\n", None, "line 3, column 2 ('b'): 'x5' is not a number"),
+    ("a,b,c\n1,,3\n", "a", "line 2, column 2 ('b'): '' is not a number"),
+    ("a,b\nnan,1\n", None, "line 2, column 1 ('a'): 'nan' is not finite"),
+    ("a,b\n1e400,1\n", None, "line 2, column 1 ('a'): '1e400' is too large for a float"),
+    ("a,b\n1,\n", None, "line 2, column 2 ('b'): '' is empty (the label)"),
+    ("a,bb\n1,2\n", "b", "the csv has no column 'b'; its columns are a, bb"),
+    ("a,b,b\n1,2,3\n", "b", "the csv has 2 columns named 'b'"),
+])
+def test_csv_errors_say_where(text, label, message):
+    with pytest.raises(DataError) as info:
+        data.parse_csv(text, label)
+    assert info.value.message.startswith(message), info.value.message
+
+
+def test_a_data_set_past_the_cell_limit_is_refused(monkeypatch):
+    monkeypatch.setattr(data, "MAX_CELLS", 20)
+    with pytest.raises(DataError, match="limit is 20"):
+        data.parse_csv("a,b\n" + "1,2\n" * 11)
+    with pytest.raises(DataError, match="limit is 20"):
+        data.from_arrays(np.zeros((10, 2)), np.zeros(10))
+
+
+# ----- arrays and bundled sets -----
+@pytest.mark.parametrize("x, y, message", [
+    (np.zeros(4), np.zeros(4), "features must be a 2-D array"),
+    (np.zeros((4, 2)), np.zeros((4, 1)), "labels must be a 1-D array"),
+    (np.zeros((4, 2)), np.zeros(3), "features has 4 rows but labels has 3"),
+    (np.array([[1.0, np.inf]]), np.zeros(1), "features[0, 1] is inf"),
+    (np.zeros((1, 2)), np.array([np.nan]), "labels[0] is nan"),
+])
+def test_array_errors(x, y, message):
+    with pytest.raises(DataError) as info:
+        data.from_arrays(x, y)
+    assert info.value.message.startswith(message), info.value.message
+
+
+def test_array_dtypes_int_and_bool_labels_are_int64_classes():
+    loaded = data.from_arrays(np.array([[1, 2], [3, 4]], np.int32), np.array([True, False]))
+    assert loaded.x.dtype == np.float64 and loaded.y.dtype == np.int64
+    assert list(loaded.y) == [1, 0]
+
+
+@pytest.mark.parametrize("name", data.DATASETS)
+def test_bundled_sets_are_sklearns(name):
+    from sklearn import datasets
+
+    x, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    loaded = data.load_bundled(name)
+    np.testing.assert_array_equal(loaded.x, x)
+    np.testing.assert_array_equal(loaded.y, y)
+    assert loaded.x.dtype == np.float64 and loaded.y.dtype == np.int64
+
+
+def test_a_missing_scikit_learn_gives_the_pip_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn -> ImportError
+    with pytest.raises(DataError) as info:
+        data.load_bundled("iris")
+    assert "needs scikit-learn" in info.value.message
+    assert info.value.hint == "pip install 'gradcli[data]'"
