@@ -65,6 +65,8 @@ def build_data(node: YNode | None, builder, train: YNode | None,
                    if standardize_node is not None else False)
     loaded, source, path = _load(data, features, labels, builder.base_dir)
     n = len(loaded.y)
+    if n == 0:
+        raise fail(data.get("load"), "data.load", "the data set has no rows")
     if n - rows.held_out(n, test) < 1:
         raise fail(data.get("test"), "data.test",
                    f"with {n} rows, test: {test:g} leaves no row for training",

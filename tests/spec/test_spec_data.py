@@ -222,6 +222,9 @@ def test_npz_errors_are_placed(tmp_path):
     flat = error(tmp_path, base.replace("features: F", "features: t")
                  .replace("labels: t", "labels: F").replace("matmul(F, w)", "t"), csv=None)
     assert "data.load: t must be a 2-D array [rows, features], got shape [3]" in str(flat)
+    np.savez(tmp_path / "e.npz", F=np.zeros((0, 2)), t=np.zeros(0))
+    empty = error(tmp_path, base.replace("d.npz", "e.npz"), csv=None)
+    assert str(empty).splitlines()[0] == place(tmp_path, 1, 14) + "data.load: the data set has no rows"
     label = error(tmp_path, base.replace("{load", "{label: x, load"), csv=None)
     assert str(label).splitlines()[0].startswith(place(tmp_path, 1, 15) + "data.label: label "
                                                  "names a csv column; a .npz file")
@@ -267,3 +270,11 @@ def test_data_names_are_never_trainable_so_wrt_refuses_them(tmp_path):
     assert str(err).splitlines()[0] == (
         place(tmp_path, 11, 10) + "wrt: input 'X' is not trainable, so it has no gradient "
         "(data's features and labels never are)")
+
+
+def test_a_csv_with_a_byte_order_mark_and_crlf_lines(tmp_path):
+    (tmp_path / "d.csv").write_bytes(b"\xef\xbb\xbfh,w\r\n1,2.5\r\n3,4\r\n")
+    text = HEAD.replace("  label: kind\n", "  label: h\n") + TAIL.replace("[1.0, -1.0]", "[1.0]")
+    exp = load_spec(write(tmp_path, text, csv=None))
+    np.testing.assert_array_equal(exp.data.x, [[2.5], [4.0]])
+    np.testing.assert_array_equal(exp.data.y, [1, 3])
