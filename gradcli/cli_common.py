@@ -130,11 +130,15 @@ def load_one(path, overrides, strict: bool, err: Console, output: str | None = N
 
 
 def progress(err: Console, quiet: bool):
+    """The runner's progress callback: a transient bar on stderr, only on a terminal and not
+    with --quiet (elsewhere the iterable as it is). `total` sizes a bar over an iterator."""
     if quiet or not err.is_terminal:
         return lambda iterable, **kw: iterable
     from rich.progress import track
-    return lambda iterable, description="working": track(iterable, description=description,
-                                                           console=err, transient=True)
+
+    def bar(iterable, description: str = "working", total: float | None = None, **_):
+        return track(iterable, description=description, total=total, console=err, transient=True)
+    return bar
 
 
 def known_backend(name: str) -> str:

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .printable import printable
+from .render_train import train_json, train_table
 
 ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
 
@@ -55,7 +56,7 @@ def jsonable(value):
 
 # ----- JSON -----
 def to_json(result) -> dict:
-    """The --format json document of one result (spec-v1's keys)."""
+    """The --format json document of one result (spec-v1's keys, spec-v2's `train`)."""
     exp = result.experiment
     doc = {
         "name": exp.name, "backend": result.backend, "dtype": exp.dtype, "seed": exp.seed,
@@ -74,10 +75,7 @@ def to_json(result) -> dict:
     }
     doc["nonfinite"] = [nonfinite_json(n) for n in result.nonfinite]
     if result.train is not None:
-        t = result.train
-        doc["train"] = {"loss": jsonable(t.loss), "final_loss": jsonable(t.final_loss),
-                        "params": jsonable(t.final), "params_per_step": jsonable(t.params),
-                        "gradients": jsonable(t.gradients)}
+        doc["train"] = train_json(result.train)
     if result.expect is not None:
         doc["expect"] = {"passed": result.expect.passed, "failures": list(result.expect.failures)}
     return doc
@@ -213,26 +211,6 @@ def summary_table(result) -> Table:
             table.add_row(spec_text(f"{out}/{name}"), *(number_text(v, digits=4) for v in (
                 s.cosine, s.max_abs_diff, s.norm_overridden, s.norm_true, s.sign_agreement,
                 s.numeric_max_abs_diff)))
-    return table
-
-
-def train_table(result) -> Table:
-    t = result.train
-    table = _table(f"training ({len(t.loss)} steps, loss {result.experiment.train.loss})")
-    table.add_column("step", justify="right")
-    table.add_column("loss", justify="right")
-    names = list(t.params) if any(t.params.values()) else []
-    for name in names:
-        table.add_column(spec_text(f"{name} after"), justify="right")
-    steps = range(len(t.loss))
-    shown = list(steps) if len(t.loss) <= 20 else [*steps[:10], None, *steps[-5:]]
-    for k in shown:
-        if k is None:
-            table.add_row("…", "", *[""] * len(names))
-            continue
-        table.add_row(str(k), number_text(t.loss[k]),
-                      *(_brief(np.asarray(t.params[n][k])) for n in names))
-    table.add_row("end", number_text(t.final_loss), *(_brief(np.asarray(t.final[n])) for n in names))
     return table
 
 

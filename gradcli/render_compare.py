@@ -10,6 +10,7 @@ from rich.text import Text
 
 from .printable import printable
 from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
+from .render_train import shown_steps, train_json
 
 
 def comparison_json(comparisons: list, tolerance: float | None) -> str:
@@ -34,7 +35,18 @@ def _comparison_doc(c) -> dict:
                       "excused": r.excused, "notes": r.notes} for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
                        "max_diff": jsonable(r.max_diff), "within": r.within,
-                       "excused": r.excused, "notes": r.notes} for r in c.train_rows]}
+                       "excused": r.excused, "notes": r.notes} for r in c.train_rows],
+            "curves": [{"run": label, "train": None if r.train is None else _curve_doc(r.train)}
+                       for label, r in zip(c.labels, c.results)]}
+
+
+CURVE_KEYS = ("steps", "epochs", "loss", "eval_steps", "metrics", "final", "stopped")
+
+
+def _curve_doc(train) -> dict:
+    """A run's curves and where it ended: spec-v2's `train` keys but the parameters."""
+    doc = train_json(train)
+    return {k: doc[k] for k in CURVE_KEYS}
 
 
 def comparison_renderables(comparisons: list, tolerance: float | None) -> list:
@@ -48,7 +60,7 @@ def comparison_renderables(comparisons: list, tolerance: float | None) -> list:
                                        spec_text(f" ({exp.path}) across backends", "dim")))
         parts += [comparison_table(c.labels, c.rows, tolerance),
                   training_comparison_table(c.labels, c.train_rows, tolerance),
-                  convention_notes(c.labels, c.results, c.rows), loss_table(c.labels, c.results)]
+                  convention_notes(c.labels, c.results, c.rows), *curve_tables(c.labels, c.results)]
     return [p for p in parts if p is not None]
 
 
@@ -114,20 +126,74 @@ def convention_notes(labels: list[str], results, rows) -> Text | None:
                 style="dim")
 
 
-def loss_table(labels: list[str], results) -> Table | None:
-    trained = [(label, r) for label, r in zip(labels, results) if r.train is not None]
+def curve_tables(labels: list[str], results) -> list:
+    """The trained runs' curves side by side: the loss per step (long runs at their evaluation
+    points), each metric on each part per evaluation point, then a table of final values."""
+    trained = [(label, r.train) for label, r in zip(labels, results) if r.train is not None]
     if not trained:
-        return None
-    table = _table("training loss side by side")
+        return []
+    length = max(len(t.loss) for _, t in trained)
+    marks = {s for _, t in trained for s in t.eval_steps}
+    shown, note = shown_steps(length, marks)
+    tables = [_curve_table("training loss side by side", note, trained, shown,
+                           lambda t, k: t.loss[k] if k < len(t.loss) else "",
+                           lambda t: t.final_loss)]
+    for metric, part in dict.fromkeys((m, p) for _, t in trained for m, parts in t.metrics.items()
+                                      for p in parts):
+        steps = sorted({s for _, t in trained if part in t.metrics.get(metric, {})
+                        for s in t.eval_steps})
+        shown, note = shown_steps(len(steps), unit="evaluation")
+        shown = [steps[k] for k in shown]
+
+        def at(t, step, metric=metric, part=part):
+            values = t.metrics.get(metric, {}).get(part)
+            if values is None or step not in t.eval_steps:
+                return ""
+            k = t.eval_steps.index(step)
+            return values[k] if k < len(values) else ""
+
+        tables.append(_curve_table(f"{metric} ({part}) side by side", note, trained, shown, at,
+                                   lambda t, metric=metric, part=part:
+                                   t.final_metrics.get(metric, {}).get(part, "")))
+    tables.append(final_table(trained))
+    return tables
+
+
+def _curve_table(title: str, note: str, trained: list, steps: list, value_at, final) -> Table:
+    """Rows at the given steps, a column per run, then the final row; the note says which
+    steps a long run shows."""
+    table = _table(title + (f" (shown: {note})" if note else ""))
     table.add_column("step", justify="right")
     for label, _ in trained:
         table.add_column(spec_text(label), justify="right")
-    steps = max(len(r.train.loss) for _, r in trained)
-    shown = list(range(steps)) if steps <= 20 else [*range(10), *range(steps - 5, steps)]
-    for k in shown:
-        table.add_row(str(k), *(number_text(r.train.loss[k]) if k < len(r.train.loss) else Text("")
-                                for _, r in trained))
-    table.add_row("end", *(number_text(r.train.final_loss) for _, r in trained))
+    for step in steps:
+        table.add_row(str(step), *(_cell(value_at(t, step)) for _, t in trained))
+    table.add_row("final", *(_cell(final(t)) for _, t in trained))
+    return table
+
+
+def _cell(value) -> Text:
+    return Text("") if isinstance(value, str) else number_text(value)  # "": the run has none
+
+
+def final_table(trained: list) -> Table:
+    """Where each trained run ended: steps, epochs, the final loss and metrics, why it stopped."""
+    table = _table("training results side by side")
+    table.add_column("")
+    for label, _ in trained:
+        table.add_column(spec_text(label), justify="right")
+    table.add_row("steps", *(str(t.steps or len(t.loss)) for _, t in trained))
+    if any(t.epochs is not None for _, t in trained):
+        table.add_row("epochs", *("" if t.epochs is None else str(t.epochs) for _, t in trained))
+    table.add_row("final loss", *(number_text(t.final_loss) for _, t in trained))
+    for metric, part in dict.fromkeys((m, p) for _, t in trained for m, parts in t.final_metrics.items()
+                                      for p in parts):
+        table.add_row(spec_text(f"{metric} ({part})"),
+                      *(_cell(t.final_metrics.get(metric, {}).get(part, "")) for _, t in trained))
+    if any(t.stopped for _, t in trained):
+        table.add_row("stopped", *(Text("no") if t.stopped is None else Text(
+            printable(f"step {t.stopped.get('step')}: {t.stopped.get('reason')}"), style="bold red")
+            for _, t in trained))
     return table
 
 

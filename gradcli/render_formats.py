@@ -66,8 +66,22 @@ def _md_train(train: dict) -> list[str]:
              _md_value({n: at(per_step, k) for n, per_step in train["params_per_step"].items()}),
              _md_value(at(train["gradients"], k))] for k, loss in enumerate(train["loss"])]
     lines = _md_table("training", ["step", "loss", "params after", "gradients"], rows)
-    return lines + [f"final loss {_md_value(train['final_loss'])}, params "
-                    f"{_md_value(train['params'])}", ""]
+    lines += [f"steps {_md_value(train['steps'])}, epochs {_md_value(train['epochs'])}; "
+              f"final loss {_md_value(train['final_loss'])}, params {_md_value(train['params'])}", ""]
+    columns = [(m, part) for m, parts in train["metrics"].items() for part in parts]
+    if columns:
+        header = ["evaluation", "step", *(f"{_md_text(m)} ({part})" for m, part in columns)]
+        evals = [[str(k), str(step), *(_md_value(at(train["metrics"][m][part], k)) for m, part in columns)]
+                 for k, step in enumerate(train["eval_steps"])]
+        final = ["final", "", *(_md_value(train["final"].get(m, {}).get(part)) for m, part in columns)]
+        lines += _md_table("training metrics", header, evals + [final])
+    stopped = train["stopped"]
+    if stopped is not None:
+        lines += [f"training stopped at step {_md_value(stopped['step'])}: "
+                  f"{_md_text(stopped['reason'])}", ""]
+        lines += _md_records("stopped: where the non-finite value was born",
+                             [stopped["nonfinite"]] if stopped["nonfinite"] else [])
+    return lines
 
 
 def _md_records(section: str, records: list[dict]) -> list[str]:
@@ -106,12 +120,13 @@ def to_csv(outcomes) -> str:
     for outcome in outcomes:
         if isinstance(outcome, dict):  # a spec that could not run
             for kind in ("error", "exit_code"):
-                writer.writerow([printable(outcome["path"]), "", "error", "", "", "", kind, "",
+                writer.writerow([csv_text(outcome["path"]), "", "error", "", "", "", kind, "",
                                  _csv_value(outcome[kind])])
             continue
         doc = to_json(outcome)
-        for row in _csv_rows(doc):
-            writer.writerow([printable(doc["name"]), doc["backend"], *row])
+        for section, out, name, *rest in _csv_rows(doc):  # names and metric names are spec text
+            writer.writerow([csv_text(doc["name"]), doc["backend"], section, csv_text(out),
+                             csv_text(name), *rest])
     return buffer.getvalue()
 
 
@@ -152,6 +167,29 @@ def _train_rows(train: dict):
     for step, grads in enumerate(train["gradients"]):
         for name, value in (grads or {}).items():
             yield from _leaves(("train", "", name, step, "gradients"), value)
+    for key in ("steps", "epochs"):
+        yield ("train", "", "", "", key, "", _csv_value(train[key]))
+    evals = train["eval_steps"]
+    for number, step in enumerate(evals):
+        yield ("train", "", "", step, "eval_steps", f"[{number}]", _csv_value(step))
+    for metric, parts in train["metrics"].items():  # the metric in `output`, the part in `kind`
+        for part, values in parts.items():
+            for number, value in enumerate(values):
+                step = evals[number] if number < len(evals) else ""
+                yield ("train", metric, "", step, f"metrics.{part}", f"[{number}]", _csv_value(value))
+    yield ("train", "", "", "", "final.loss", "", _csv_value(train["final"]["loss"]))
+    for metric, parts in train["final"].items():
+        if metric != "loss":
+            for part, value in parts.items():
+                yield ("train", metric, "", "", f"final.{part}", "", _csv_value(value))
+    stopped = train["stopped"]
+    if stopped is None:
+        yield ("train", "", "", "", "stopped", "", "")
+        return
+    yield ("train", "", "", stopped["step"], "stopped.step", "", _csv_value(stopped["step"]))
+    yield ("train", "", "", stopped["step"], "stopped.reason", "", _csv_value(stopped["reason"]))
+    for field, value in (stopped["nonfinite"] or {}).items():
+        yield ("train", "", "", stopped["step"], f"stopped.nonfinite.{field}", "", _csv_value(value))
 
 
 def _leaves(place: tuple, value, index: tuple = ()):
@@ -174,4 +212,17 @@ def _csv_value(value) -> str:
         return repr(value)
     if isinstance(value, (list, dict)):
         return printable(json.dumps(value))
+    if isinstance(value, str) and value not in _NONFINITE:
+        return csv_text(value)
     return printable(value)
+
+
+_NONFINITE = ("NaN", "Infinity", "-Infinity")  # numbers, as JSON documents spell them
+_FORMULA = ("=", "+", "-", "@")
+
+
+def csv_text(text) -> str:
+    """Spec text for a cell: escaped, and never a formula a spreadsheet would evaluate (a
+    leading = + - @ gets an apostrophe, as OWASP's CSV-injection advice has it)."""
+    text = printable(text)
+    return "'" + text if text.startswith(_FORMULA) else text
