@@ -15,7 +15,8 @@ from bench import report, worker  # noqa: E402
 from bench.peers import numpy_floor  # noqa: E402
 from bench.workloads import SIZES, WORKLOADS, compare, make_data  # noqa: E402
 
-QUICK = argparse.Namespace(quick=True, single=True, repeats=1, min_runs=1, warmup=0, budget=1.0, profile=False)
+QUICK = argparse.Namespace(quick=True, single=True, repeats=1, min_runs=1, warmup=0, budget=1.0,
+                           profile=False)
 
 
 def test_w7_is_a_workload_with_the_issue_sizes():
@@ -69,7 +70,7 @@ def test_w7_on_a_peer_without_it_says_why():
         assert r["reason"] == "W7 compares gradcli with the floor and torch eager only"
 
 
-def _cell(peer, median, floor=None):
+def _cell(peer, median):
     return {"workload": "W7", "peer": peer, "status": "ok", "median_s": median}
 
 
