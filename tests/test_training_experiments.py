@@ -306,6 +306,7 @@ def assert_same_training(got: dict, want: dict, rtol: float = 1e-7) -> None:
 
 VARIANT = ("expect={finite: true}",)  # a --set variant trains to other numbers than the spec's expect
 
+
 def reference_binaryconnect(kind: str, seed: int = 0) -> dict:
     x, y = digits()
     sets = [f"seed={seed}"]
@@ -328,11 +329,13 @@ def test_binaryconnect_clip_makes_hardtanh_and_identity_the_same_estimator():
     hard = gradcli_json(BINARYCONNECT)["train"]
     ident = gradcli_json(BINARYCONNECT, "override_map.sign=identity")["train"]  # meets hardtanh's expect
     assert hard["loss"] == ident["loss"] and hard["final"] == ident["final"]
-    # ... because the real weights never leave [-1, 1]; without the clip they would.
-    free = train(binaryconnect("identity"), initial_weights(BINARYCONNECT),
-                 parts(*digits(), 0.25, 0, standardize=True), seed=0, epochs=5, batch_size=64,
-                 optimizer="rmsprop", hyper={"lr": 0.01})
-    assert max(np.abs(free["params"]["W1"]).max(), np.abs(free["params"]["W2"]).max()) <= 1.0
+    # In 5 epochs at lr 0.01 no weight reaches the clip: without it, still the same numbers.
+    free = gradcli_json(BINARYCONNECT, "train.constraints=null", "override_map.sign=identity")["train"]
+    assert free["loss"] == hard["loss"] and free["final"] == hard["final"]
+    unclipped = train(binaryconnect("identity"), initial_weights(BINARYCONNECT),
+                      parts(*digits(), 0.25, 0, standardize=True), seed=0, epochs=5, batch_size=64,
+                      optimizer="rmsprop", hyper={"lr": 0.01})
+    assert 0.3 < max(np.abs(unclipped["params"]["W1"]).max(), np.abs(unclipped["params"]["W2"]).max()) < 1
 
 
 def reference_qat(kind: str, seed: int = 0) -> dict:
@@ -404,7 +407,7 @@ def test_the_expect_block_holds_for_the_reference(which):
 
 
 def test_the_reversal_lambda_changes_the_outcome():
-    """lambda 1 hides the domain (its loss stays near log 2) and fixes the target rows; 0 does not."""
+    """lambda 1 keeps the domain head more confused and fixes the target rows; 0 does neither."""
     on = gradcli_json(REVERSAL, "let.hr=reverse_gradient(h, scale=1.0)", *VARIANT)["train"]["final"]
     off = gradcli_json(REVERSAL, "let.hr=reverse_gradient(h, scale=0.0)", *VARIANT)["train"]["final"]
     assert on["target_accuracy"]["test"] > off["target_accuracy"]["test"] + 0.2
