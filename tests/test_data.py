@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sys
 
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 from gradcli import data
 from gradcli.data import DataError, Parts
@@ -210,3 +212,19 @@ def test_a_missing_scikit_learn_gives_the_pip_hint(monkeypatch):
         data.load_bundled("iris")
     assert "needs scikit-learn" in info.value.message
     assert info.value.hint == "pip install 'gradcli[data]'"
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), batch_size=st.one_of(st.none(), st.integers(1, 50)),
+       seed=st.integers(0, 2**32 - 1), epoch=st.integers(0, 5))
+def test_batches_cover_the_epoch_order_once(n, batch_size, seed, epoch):
+    x = np.arange(n * 2, dtype=np.float64).reshape(n, 2)
+    y = np.arange(n, dtype=np.int64)
+    sizes, rows = [], []
+    for xb, yb in data.batches(Parts(x, y, x[:0], y[:0]), batch_size, seed, epoch):
+        np.testing.assert_array_equal(xb, x[yb])  # rows stay paired with their labels
+        sizes.append(len(yb))
+        rows.extend(yb.tolist())
+    assert rows == np.random.default_rng([seed, 2, epoch]).permutation(n).tolist()
+    full = n if batch_size is None else min(batch_size, n)
+    assert sizes[:-1] == [full] * (len(sizes) - 1) and 0 < sizes[-1] <= full

@@ -131,6 +131,12 @@ def wait_until_loading_specs(proc, timeout=60):
         time.sleep(0.05)
 
 
+def default_sigint() -> None:
+    """A shell starts background jobs with SIGINT ignored and children inherit that (Python
+    then installs no KeyboardInterrupt handler): give the child the default a terminal has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     spec = tmp_path / "long.yaml"
     spec.write_text("inputs:\n  w: {normal: [0, 1], shape: [300000]}\noutputs:\n  loss: sum(w * w)\n"
@@ -139,7 +145,8 @@ def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     target.write_text("before")
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", "run", str(spec), "--format", "json",
                              "--output", str(target)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=ENV)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=ENV,
+                            preexec_fn=default_sigint)
     wait_until_loading_specs(proc)
     time.sleep(1)  # training under way (it would take far longer than this)
     assert proc.poll() is None, proc.communicate()
