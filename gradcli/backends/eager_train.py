@@ -37,6 +37,9 @@ class EagerTrainee:
             for name, value in batch.items():
                 self.leaves[name] = self.kit.constant(np.asarray(value))
 
+    def done(self) -> None:
+        """Nothing to restore: the program's own leaves were never changed (a copy was fed)."""
+
     def _all(self, params=None) -> dict:
         return {**self.leaves, **(self.params if params is None else params)}
 

@@ -46,25 +46,28 @@ class NumpyTrainee:
         self.data_names = () if data is None else (data.features, data.labels)
         base = _Graph(program.env, {n: program.leaves[n] for n in self.data_names})
         base.grads = program._train_grads  # built with the program, in its registry scope
-        self.graphs = {self._rows(base.data): base}
+        self.graphs = {_shapes(base.data): base}
         self.graph = base
         self.rule = rule_for(self.spec.optimizer, self.spec.hyper)
         self.slots = {n: {} for n in self.names}
-
-    def _rows(self, values: dict):
-        return tuple(np.shape(v) for v in values.values())
 
     # ----- feeding -----
     def feed(self, batch) -> None:
         if batch is None:
             return
-        key = tuple(np.shape(v) for v in batch.values())
+        key = _shapes(batch)
         graph = self.graphs.get(key)
         if graph is None:
             graph = self.graphs[key] = self._build(batch)
         for name, value in batch.items():
             graph.data[name].assign(value)  # same dtype: no copy, the batch itself
         self.graph = graph
+
+    def done(self) -> None:
+        base = next(iter(self.graphs.values()))
+        for name, var in base.data.items():
+            var.assign(self.experiment.inputs[name].value)
+        self.graph = base
 
     def _build(self, batch: dict) -> _Graph:
         """The spec built again for this shape of the data names (see the module docstring)."""
@@ -158,6 +161,11 @@ class NumpyTrainee:
             return found or optimizer_overflow(exp, bad[0], value, step)
         finally:
             self.assign(after)
+
+
+def _shapes(values: dict) -> tuple:
+    """What a graph is built for: the shapes of the data names' values, in order."""
+    return tuple(np.shape(v) for v in values.values())
 
 
 def _node(value, expr):

@@ -89,7 +89,8 @@ def build_experiment(root: Map, path: str) -> Experiment:
                             lambda n: expect_choice(n, "unconnected", UNCONNECTED), "none")
     train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
                         root.key_mark("train").location() if "train" in root.items else None,
-                        names=names, functions=callable_, has_data="data" in root.items)
+                        names=names, functions=callable_,
+                        has_data=optional(root, "data") is not None)
     expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
     return Experiment(name=name, description=description, path=path, backend=backend,
                       dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,

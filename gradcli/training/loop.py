@@ -61,6 +61,10 @@ class Trainee(Protocol):
     def evaluate(self, kind: str) -> dict:
         """{name: numpy value} of the spec's "metrics" or "constraints" at the current feed."""
 
+    def done(self) -> None:
+        """Training is over: the data names hold the spec's own values (the first batch) again,
+        so what the program answers afterwards (replays, curves) is what it answered before."""
+
 
 def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRecord:
     """Train per experiment.train on the trainee and record what spec-v2's `train` reports."""
@@ -79,6 +83,8 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
         trainee.feed(batch)
         loss, grads = trainee.loss_and_gradients()
         record.loss.append(loss)
+        if keep:  # the stopping step's gradients too: they say what the update would have been
+            record.gradients.append(trainee.gradient_values(grads))
         if not math.isfinite(loss) and spec.on_nonfinite != "continue":
             found = trainee.nonfinite(step, loss, None)
             if spec.on_nonfinite == "error":
@@ -86,8 +92,6 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
             record.nonfinite = record.nonfinite or found
             record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
             break
-        if keep:
-            record.gradients.append(trainee.gradient_values(grads))
         before = trainee.snapshot() if record.nonfinite is None else None
         trainee.apply(grads, learning_rate(spec.hyper["lr"], spec.schedule, step))
         if record.nonfinite is None:
@@ -109,6 +113,7 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
     if spec.metrics:
         record.final_metrics = {m: {part: values[-1] for part, values in per_part.items()}
                                 for m, per_part in record.metrics.items()}
+    trainee.done()
     return record
 
 

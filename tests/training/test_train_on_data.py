@@ -3,6 +3,8 @@ and each schedule, constraints, metrics at their evaluation points, and a combin
 (data + override_map + constraints + schedule + clip)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -101,6 +103,23 @@ def test_rmsprop_moves_differently_from_torch_rmsprop(folder):
     assert np.max(np.abs(got.final["W"] - w.detach().numpy())) > 1e-3
 
 
+@functools.cache
+def constrained_reference():
+    data = parts()
+    rows = batch_rows(len(data[1]), 5, 5, cap=18)
+    return tf_train("momentum", 0.4, {"momentum": 0.5}, None, rows, data,
+                    constraint=lambda v: tf.clip_by_value(v, -0.35, 0.35), eval_at=(0, 8, 16, 18))
+
+
+@functools.cache
+def combination_reference():
+    data = parts()
+    rows = batch_rows(len(data[1]), 6, 2)
+    return tf_train("rmsprop", 0.1, {}, ("step", {"every": 2, "gamma": 0.5}), rows, data,
+                    constraint=lambda v: tf.clip_by_value(v, -1.5, 1.5), clip_global=0.5,
+                    sign_ste=True)
+
+
 def test_constraints_metrics_and_eval_points_match_tf(folder, backend):
     """W kept in [-0.35, 0.35] after every step; accuracy on both parts before the first
     step, every 2 epochs and after the last step (5 epochs of 4 batches, capped at 18 steps:
@@ -117,10 +136,7 @@ train:
 """
     got = run(folder, train, backend)
     data = parts()
-    rows = batch_rows(len(data[1]), 5, 5, cap=18)
-    losses, w, b, final, acc = tf_train(
-        "momentum", 0.4, {"momentum": 0.5}, None, rows, data,
-        constraint=lambda v: tf.clip_by_value(v, -0.35, 0.35), eval_at=(0, 8, 16, 18))
+    losses, w, b, final, acc = constrained_reference()
     assert got.steps == 18 and got.epochs == 5 and got.eval_steps == [0, 8, 16, 18]
     np.testing.assert_allclose(got.loss, losses, rtol=1e-10)
     np.testing.assert_allclose(got.final["W"], w, rtol=1e-10, atol=1e-13)
@@ -155,11 +171,7 @@ train:
   constraints: {W: "clip(W, -1.5, 1.5)"}
 """
     got = run(folder, train, backend, head)
-    data = parts()
-    rows = batch_rows(len(data[1]), 6, 2)
-    losses, w, b, final, _ = tf_train(
-        "rmsprop", 0.1, {}, ("step", {"every": 2, "gamma": 0.5}), rows, data,
-        constraint=lambda v: tf.clip_by_value(v, -1.5, 1.5), clip_global=0.5, sign_ste=True)
+    losses, w, b, final, _ = combination_reference()
     assert got.steps == 6 and got.epochs == 2  # 17 rows: 6, 6, 5
     np.testing.assert_allclose(got.loss, losses, rtol=1e-10)
     np.testing.assert_allclose(got.final["W"], w, rtol=1e-10, atol=1e-13)
@@ -175,3 +187,15 @@ def test_values_and_gradients_are_on_the_first_batch(folder):
     xtr, ytr, _, _ = parts()
     r = batch_rows(len(ytr), 5, 1)[0]
     np.testing.assert_allclose(result.values["logits"], xtr[r] @ np.array(W0) + B0, rtol=1e-12)
+
+
+def test_steps_alone_run_epochs_until_the_cap(folder):
+    """With data and steps but no epochs, epochs follow each other until the steps are done:
+    6 steps of 4 batches per epoch begin 2 epochs and take the same batches as epochs: 2."""
+    data = parts()
+    rows = batch_rows(len(data[1]), 5, 2, cap=6)
+    losses, w, _, _, _ = tf_train("sgd", 0.2, {}, None, rows, data)
+    got = run(folder, "train: {optimizer: {name: sgd, lr: 0.2}, batch_size: 5, steps: 6}", "numpy")
+    assert got.steps == 6 and got.epochs == 2
+    np.testing.assert_allclose(got.loss, losses, rtol=1e-10)
+    np.testing.assert_allclose(got.final["W"], w, rtol=1e-10, atol=1e-13)
