@@ -193,7 +193,7 @@ DIVERGE = """
 name: diverge
 inputs: {w: [1.0, 2.0]}
 outputs: {loss: exp(w * w * 30)}
-train: {loss: loss, optimizer: {name: sgd, lr: 1.0}, steps: 3}
+train: {loss: loss, optimizer: {name: sgd, lr: 1.0}, steps: 3, on_nonfinite: continue}
 """
 
 
