@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -420,3 +422,19 @@ def test_hardtanh_on_a_scaled_round_trains_worse_than_the_clipped_identity():
     hardtanh = gradcli_json(QAT, "override_map.round=hardtanh", *VARIANT)["train"]["final"]
     assert identity["accuracy"]["test"] > hardtanh["accuracy"]["test"] + 0.03
     assert identity["loss"] < hardtanh["loss"]
+
+
+def test_the_two_domain_csv_is_what_its_generator_writes(tmp_path):
+    """experiments/data/two_domains.csv is make_two_domains.py's output, byte for byte."""
+    script = EXPERIMENTS / "data" / "make_two_domains.py"
+    copy = tmp_path / script.name
+    copy.write_text(script.read_text())
+    subprocess.run([sys.executable, str(copy)], check=True, cwd=tmp_path)
+    committed = EXPERIMENTS / "data" / "two_domains.csv"
+    assert (tmp_path / "two_domains.csv").read_bytes() == committed.read_bytes()
+    x, y = two_domains()
+    assert x.shape == (400, 3) and set(np.unique(x[:, 2])) == {0.0, 1.0} and set(np.unique(y)) == {0, 1}
+    source, target = x[:, 2] == 0, x[:, 2] == 1
+    # the cue x2 is shifted in the target domain; x1 is not
+    assert x[target, 1].mean() - x[source, 1].mean() == pytest.approx(3.0, abs=0.3)
+    assert abs(x[target, 0].mean() - x[source, 0].mean()) < 0.3
