@@ -169,20 +169,27 @@ EXPECTED = {  # spec, its reference run, and how to get its first-batch gradient
 
 
 @pytest.mark.parametrize("which", list(EXPECTED))
-def test_the_expect_block_holds_for_the_reference(which):
-    """The spec's expected numbers are the torch reference's (gradcli meets them: make test)."""
+def test_the_expect_block_and_the_gradient_table_are_the_reference(which):
+    """The spec's expected numbers are the torch reference's (gradcli meets them: make test), and so
+    is the overridden gradient in gradcli's table, on the first batch."""
     path, reference, model, data, batch_size = EXPECTED[which]
-    expect = load_spec(path).expect
-    want = reference()
+    experiment = load_spec(path)
+    expect, want = experiment.expect, reference()
     tol = dict(rtol=expect.rtol, atol=expect.atol)
     assert expect.finite and set(expect.values) == {"loss"}
     np.testing.assert_allclose(expect.values["loss"], want["loss"][0], **tol)
-    ((wrt, expected),) = expect.gradients["loss"].items()
-    got = first_batch_gradient(model, initial_weights(path), data(), seed=0, batch_size=batch_size, name=wrt)
-    np.testing.assert_allclose(expected, got, **tol)
+    (wrt,) = experiment.wrt
+    first = first_batch_gradient(model, initial_weights(path), data(), seed=0, batch_size=batch_size,
+                                 name=wrt)
+    table = gradcli_json(path)["gradients"]["loss"][wrt]
+    np.testing.assert_allclose(table["overridden"], first, rtol=1e-9, atol=1e-13)
+    for expected in expect.gradients.get("loss", {}).values():
+        np.testing.assert_allclose(expected, first, **tol)
     assert expect.train_params
     for name, expected in expect.train_params.items():
         np.testing.assert_allclose(expected, want["params"][name], **tol, err_msg=name)
+    if which != "reversal":  # the weights reach the loss only through sign or round: true gradient 0
+        assert not np.any(table["true"]) and np.any(table["overridden"])
 
 
 def test_the_reversal_lambda_changes_the_outcome():
