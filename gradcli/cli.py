@@ -32,6 +32,7 @@ from .cli_common import (
     worst,
 )
 from .cli_figures import plot, report
+from .cli_sweep import sweep
 from .errors import GradcliError
 
 FORMATS = ("table", "json", "markdown", "csv")
@@ -252,6 +253,7 @@ def schema() -> None:
 
 cli.add_command(plot)
 cli.add_command(report)
+cli.add_command(sweep)
 
 
 def main() -> None:

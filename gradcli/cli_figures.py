@@ -1,4 +1,4 @@
-"""The figure commands (`gradcli plot curve|train`) and `gradcli report`.
+"""The figure commands (`gradcli plot curve|train|sweep`) and `gradcli report`.
 
 matplotlib is imported only when a figure is drawn, so the rest of the CLI starts without it.
 """
@@ -84,28 +84,57 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
     out.print(Text.assemble("wrote ", printable(shown)))
 
 
+@plot.command(name="sweep")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--x", "x", required=True, metavar="KEY", help="The swept key along x.")
+@click.option("--y", "y", required=True, metavar="COLUMN", help="The results.csv column drawn.")
+@click.option("--hue", default=None, metavar="KEY", help="One line per value of this swept key.")
+@click.option("--output", default=None, metavar="FILE", help="Default: <sweep name>-sweep.png.")
+@reports_errors
+def plot_sweep(directory, x, y, hue, output) -> None:
+    """A column of DIR's results.csv against a swept key: mean line and ±1 std band over
+    seeds, one line per --hue value (DIR: written by `gradcli sweep --out DIR`)."""
+    from .plot import figure_bytes, figure_target
+    from .plot.sweep import sweep_figure, sweep_series
+    from .plot.sweep_dir import load, refuse_own_files
+    out, _ = consoles()
+    sweep = load(directory)
+    series = sweep_series(sweep, x, y, hue)
+    refuse_own_files(output, [directory])
+    target, fmt, shown = figure_target(output, sweep.name, "sweep", [])
+    outputs.write_file(target, figure_bytes(sweep_figure(sweep.name, series), fmt), shown)
+    out.print(Text.assemble("wrote ", printable(shown)))
+
+
 @click.command()
 @spec_paths
 @click.option("--backend", default=None, callback=backend_option,
-              help="Run on this backend instead of the spec's.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+              help="Run on this backend instead of the spec's (specs only).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run (specs only).")
 @click.option("--output", default="report.html", show_default=True, metavar="FILE")
 @max_memory
 @reports_errors
 def report(specs, backend, overrides, output, max_memory) -> None:
-    """Write one self-contained HTML page (styles and figures inline) about each SPEC."""
-    from . import curve
+    """Write one self-contained HTML page (styles and figures inline) about each SPEC, or
+    about a sweep DIR (`gradcli sweep --out DIR`): its grouped table and sweep plots."""
+    from . import curve, report_sweep
     from . import report as html
     from .plot import pyplot
+    from .plot.sweep_dir import refuse_own_files
     out, err = consoles()
     pyplot()
+    refuse_own_files(output, [p for p in specs if p.is_dir()])
     target = outputs.prepare(output, specs)
     entries, codes = [], []
     for path in specs:
-        outcome = attempt(path, lambda path=path: html.entry(
-            load_one(path, overrides, False, err, output), backend, curve, max_memory), err)
+        work = ((lambda path=path: report_sweep.entry(path)) if path.is_dir() else
+                (lambda path=path: html.entry(load_one(path, overrides, False, err, output),
+                                              backend, curve, max_memory)))
+        outcome = attempt(path, work, err)
         entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
-        codes.append(outcome.exit_code if isinstance(outcome, Failure) else outcome[0].exit_code)
+        codes.append(outcome.exit_code if isinstance(outcome, Failure) else
+                     outcome.exit_code if isinstance(outcome, report_sweep.SweepEntry) else
+                     outcome[0].exit_code)
     outputs.write_file(target, html.page(entries, version=__version__), output)
     out.print(Text.assemble("wrote ", printable(output)))
     raise SystemExit(worst(codes))

@@ -47,6 +47,8 @@ def jsonable(value):
         return [jsonable(v) for v in value]
     array = np.asarray(value)
     if array.ndim:
+        if array.dtype.kind in "biu" or (array.dtype.kind == "f" and np.isfinite(array).all()):
+            return array.tolist()  # the same numbers as item() per element, in one C call
         return [jsonable(v) for v in array]
     item = array.item()
     if isinstance(item, float) and not math.isfinite(item):

@@ -18,7 +18,7 @@ import numpy as np
 from . import render
 from .plot import figure_bytes
 from .plot.curve import curve_figure
-from .plot.train import loss_series, train_figure
+from .plot.train import record_series, train_figure
 from .printable import printable_lines
 
 
@@ -49,6 +49,9 @@ td.differs { color: #b34700; font-weight: 600; } td.bad { color: #c00; font-weig
 figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: .9em; }
 code { background: #f3f3f3; padding: 0 .2em; }
+.wide { overflow-x: auto; } .wide td { white-space: nowrap; }
+pre { background: #f6f6f6; padding: .6em; overflow-x: auto; }
+summary { cursor: pointer; color: #0a4f80; }
 </style>
 </head>
 <body>
@@ -77,10 +80,15 @@ def entry(experiment, backend: str | None, curve, max_memory: int | None = None)
 
 
 def page(entries: list, *, version: str) -> str:
-    """The whole page; an entry is (Result, [Curve]) or (label, error message)."""
-    sections = "\n".join(_section(*e) if not isinstance(e[1], str) else _failure(*e)
+    """The whole page; an entry is (Result, [Curve]), a report_sweep.SweepEntry (a sweep
+    directory) or (label, error message)."""
+    from . import report_sweep
+    sections = "\n".join(report_sweep.section(e) if isinstance(e, report_sweep.SweepEntry) else
+                         _section(*e) if not isinstance(e[1], str) else _failure(*e)
                          for e in entries)
-    count = f"{len(entries)} spec{'s' if len(entries) != 1 else ''}"
+    specs, sweeps = report_sweep.count(entries)
+    count = ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in
+                      ((specs, "spec"), (sweeps, "sweep")) if n or (what == "spec" and not sweeps))
     return PAGE.substitute(title="gradcli report", count=count, version=escape(version),
                            sections=sections)
 
@@ -99,9 +107,9 @@ def _section(result, curves: list) -> str:
     parts.append(_summary(result))
     parts += _notes(result)
     if result.train is not None:
-        parts.append(_figure(train_figure(exp.name, [(result.backend, {"loss": {
-            "train": loss_series(result.train)}})], {"loss": f"loss ({exp.train.loss})"}),
-            f"training loss per step on {result.backend}"))
+        metrics = " and metrics" if result.train.metrics else ""
+        parts.append(_figure(train_figure(exp.name, [(result.backend, record_series(
+            result.train, exp.train.loss))]), f"training loss{metrics} per step on {result.backend}"))
         parts.append(_train_table(result))
     for curve in curves:
         parts.append(_figure(curve_figure(curve), f"{curve.output} along {curve.input}: forward "
@@ -131,9 +139,10 @@ def _header(result) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _table(caption: str, head: list, rows: list) -> str:
-    """rows: lists of (text, css class) cells; every text is escaped here."""
-    th = "".join(f'<th class="{"name" if i == 0 else ""}">{escape(h)}</th>' for i, h in enumerate(head))
+def _table(caption: str, head: list, rows: list, names: int = 1) -> str:
+    """rows: lists of (text, css class) cells; every text is escaped here; the first `names`
+    columns are names (headed on the left)."""
+    th = "".join(f'<th class="{"name" if i < names else ""}">{escape(h)}</th>' for i, h in enumerate(head))
     body = "".join("<tr>" + "".join(f'<td class="{cls}">{escape(text)}</td>' for text, cls in row)
                    + "</tr>" for row in rows)
     return f"<table><caption>{escape(caption)}</caption><tr>{th}</tr>{body}</table>"

@@ -73,15 +73,18 @@ class Result:
 
 
 def run(experiment, *, backend: str | None = None, numeric: bool = True,
-        progress=lambda it, **kw: it, max_memory: int | None = None) -> Result:
+        progress=lambda it, **kw: it, max_memory: int | None = None, program=None) -> Result:
     """Build the experiment once on the backend and collect everything about it.
+
+    `program`: a Program already built for this experiment's structure and rebound to it
+    (Program.rebind; a sweep replays one graph for runs that differ only in values).
 
     Every tensor is built under a memory budget of `max_memory` bytes (default
     2 GiB, half of it per tensor; docs/untrusted.md): an op past it is refused
     before it allocates.
     """
     with budget(max_memory):
-        return _run(experiment, backend, numeric, progress)
+        return _run(experiment, backend, numeric, progress, program)
 
 
 def budget(max_memory: int | None = None):
@@ -89,8 +92,8 @@ def budget(max_memory: int | None = None):
     return memory_budget(max_memory or DEFAULT_TOTAL, hint=MEMORY_HINT)
 
 
-def _run(experiment, backend, numeric, progress) -> Result:
-    program = backends.build(experiment, backend)
+def _run(experiment, backend, numeric, progress, program=None) -> Result:
+    program = program or backends.build(experiment, backend)
     values = program.values()
     check_grad_ys(experiment, {name: np.shape(value) for name, value in values.items()})
     overridden, true = program.gradients("overridden"), program.gradients("true")

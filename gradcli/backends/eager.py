@@ -41,11 +41,8 @@ from .eager_nonfinite import At, checked_vjp
 from .interpret import Interpreter
 from .kit import sum_to
 
-NO_GRADIENT = frozenset({"zeros_like", "ones_like", "logical_not", "one_hot", "less", "less_equal",
-                         "greater", "greater_equal", "equal", "not_equal", "logical_and",
-                         "logical_or", "argmax", "argmin"})
 RANDOM = ("uniform", "normal", "bernoulli")
-REDUCTIONS = ("sum", "mean", "max", "min", "prod", "logsumexp")
+REDUCTIONS = tuple(n for n, spec in OPS.items() if spec.family == "reduction")
 BUILTIN = ("identity", "hardtanh", "reverse", "zero")
 
 
@@ -237,8 +234,7 @@ class EagerBuilder(GradOfBuild):
             return self._custom(inputs, lambda x: (kit.copy(x),), lambda xs, outs, dys: [dys[0] * -scale],
                                 (True,), ("reverse_gradient", name))[0]
         else:
-            pattern = ((False,) * len(inputs) if name in NO_GRADIENT
-                       else (False, True, True) if name == "where" else (True,) * len(inputs))
+            pattern = OPS[name].flows(len(inputs))  # which inputs the table lets a gradient into
             if self.vjps and any(pattern):
                 out = checked_vjp(self, name, raw, inputs, attrs)
             else:

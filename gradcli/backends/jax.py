@@ -1,4 +1,5 @@
-"""The jax backend: the op table in jax.numpy, gradient control with jax's own transformations.
+"""The jax backend: the op table in jax.numpy (its map derived from the table's spellings),
+gradient control with jax's own transformations.
 
 Registered gradients, override_map entries and functions run through a
 jax.custom_vjp (None cotangents for integer and boolean inputs);
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
+from .opmap import derive
 
 NAME = "jax"
 
@@ -41,6 +43,9 @@ def _edge_notes() -> dict:
     notes = edge_notes("jax")
     notes["abs"] = edge_note("jax", "abs", "at x = 0 or NaN", "dy at 0 and -dy at NaN",
                              "0 (sign(0)) and NaN", lambda x, literal: (x == 0) | np.isnan(x))
+    notes["softsign"] = edge_note("jax", "softsign", "at x +-inf", "NaN", "0",
+                                  lambda x, literal: np.isinf(x))
+    notes["elu"] = edge_note("jax", "elu", "at x NaN", "NaN", "dy", lambda x, literal: np.isnan(x))
     notes["prod"] = edge_note("jax", "prod", "whose product overflows", "0 where the upstream "
                               "gradient is 0", "NaN (0 * inf) there",
                               lambda x, literal: np.isfinite(x).all() & ~np.isfinite(np.prod(x)))
@@ -186,33 +191,17 @@ def _ops(jax, jnp) -> dict:
         idx = jnp.argmax(x, axis=axis)
         return jnp.take_along_axis(x, jnp.expand_dims(idx, axis), axis=axis).squeeze(axis), idx
 
-    return {
-        "abs": abs_, "sign": jnp.sign, "neg": jnp.negative, "exp": jnp.exp, "log": jnp.log,
-        "sqrt": jnp.sqrt, "square": jnp.square, "sin": jnp.sin, "cos": jnp.cos, "tanh": jnp.tanh,
-        "sigmoid": nn.sigmoid, "relu": nn.relu, "softplus": lambda x: jnp.logaddexp(x, 0.0),
-        "round": jnp.round, "floor": jnp.floor, "ceil": jnp.ceil, "reciprocal": jnp.reciprocal,
-        "identity": lambda x: jnp.array(x, copy=True),
-        "zeros_like": jnp.zeros_like, "ones_like": jnp.ones_like, "logical_not": jnp.logical_not,
-        "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": div, "pow": jnp.power,
+    # everything else is derived from the op table's spellings (opmap.derive)
+    own = {
+        "abs": abs_, "div": div,
         # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves
         "maximum": lambda x, y: jnp.where((x >= y) | jnp.isnan(x), x, y),
         "minimum": lambda x, y: jnp.where((x <= y) | jnp.isnan(x), x, y),
-        "less": jnp.less, "less_equal": jnp.less_equal, "greater": jnp.greater,
-        "greater_equal": jnp.greater_equal, "equal": jnp.equal, "not_equal": jnp.not_equal,
-        "logical_and": jnp.logical_and, "logical_or": jnp.logical_or,
-        "matmul": jnp.matmul, "clip": clip, "where": jnp.where,
-        "cast": lambda x, dtype: x.astype(dtype),
-        "sum": reduction(jnp.sum), "mean": reduction(jnp.mean), "max": reduction(jnp.max),
-        "min": reduction(jnp.min), "prod": reduction(jnp.prod),
-        "logsumexp": reduction(jax.scipy.special.logsumexp),
-        "softmax": lambda x, axis: nn.softmax(x, axis=axis),
-        "log_softmax": lambda x, axis: nn.log_softmax(x, axis=axis),
-        "transpose": lambda x, axes: jnp.transpose(x, axes),
-        "reshape": lambda x, shape: jnp.reshape(x, shape),
+        "clip": clip,
         "concat": lambda *vs, axis: jnp.concatenate(vs, axis=axis),
         "stack": lambda *vs, axis: jnp.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: nn.one_hot(i, depth, dtype=dtype),
         "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
-        "argmax": lambda x, axis: jnp.argmax(x, axis=axis),
-        "argmin": lambda x, axis: jnp.argmin(x, axis=axis),
     }
+    return derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
+                  {"reduction": reduction})

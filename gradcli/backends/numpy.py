@@ -169,6 +169,15 @@ class NumpyProgram(Program):
             table[out.name] = dict(zip(exp.wrt, grads))
         return table
 
+    def rebind(self, experiment) -> bool:
+        # Inputs are the graph's variables (training moved them: every one is reset); the
+        # seed, hyper-parameters and steps are read from self.experiment when used.
+        for name, spec in experiment.inputs.items():
+            self.leaves[name].assign(spec.value)
+        self.experiment = self.interpreter.experiment = experiment
+        self.numeric_kinds = {}
+        return True
+
     # ----- what the runner asks for -----
     def values(self) -> dict:
         tensors = [self.env[n] for n in self.value_names]

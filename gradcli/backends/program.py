@@ -111,6 +111,12 @@ class Program:
         self.numeric_kinds: dict = {}                # {output: {input: "full" | "directional"}},
                                                      # filled by numeric(): what it did
 
+    def rebind(self, experiment) -> bool:
+        """Replay this built graph for `experiment`, which differs from the one it was built
+        for only in values (input values of the same shapes, seed, train hyper-parameters and
+        steps: see sweep/replay.py): True when this backend can, and then it has taken them."""
+        return False
+
     def values(self) -> dict:
         """Every let and output by name."""
         raise NotImplementedError

@@ -1,4 +1,5 @@
-"""The tensorflow backend: the op table in TensorFlow ops, gradient control with its own tools.
+"""The tensorflow backend: the op table in TensorFlow ops (its map derived from the table's
+spellings), gradient control with its own tools.
 
 Registered gradients, override_map entries and functions run through
 tf.custom_gradient; stop_gradient is tf.stop_gradient; every gradient is one
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .kit import installed, unavailable
+from .opmap import derive
 
 NAME = "tensorflow"
 
@@ -197,30 +199,19 @@ def _ops(tf) -> dict:
                             fn(x, axis=axis, output_type=tf.int64))
         return run
 
-    return {
-        "abs": tf.abs, "sign": tf.sign, "neg": tf.negative, "exp": tf.exp, "log": tf.math.log,
-        "sqrt": tf.sqrt, "square": tf.square, "sin": tf.sin, "cos": tf.cos, "tanh": tf.tanh,
-        "sigmoid": tf.sigmoid, "relu": tf.nn.relu, "softplus": tf.math.softplus,
-        "round": tf.round, "floor": tf.floor, "ceil": tf.math.ceil,
-        "reciprocal": tf.math.reciprocal, "identity": tf.identity,
-        "zeros_like": tf.zeros_like, "ones_like": tf.ones_like, "logical_not": tf.logical_not,
-        "add": tf.add, "sub": tf.subtract, "mul": tf.multiply, "div": div, "pow": tf.pow,
-        "maximum": tf.maximum, "minimum": tf.minimum,
-        "less": tf.less, "less_equal": tf.less_equal, "greater": tf.greater,
-        "greater_equal": tf.greater_equal, "equal": tf.equal, "not_equal": tf.not_equal,
-        "logical_and": tf.logical_and, "logical_or": tf.logical_or,
-        "matmul": tnp.matmul, "clip": tf.clip_by_value, "where": tf.where,
-        "cast": lambda x, dtype: tf.cast(x, dtype),
-        "sum": reduction(tf.reduce_sum), "mean": reduction(tf.reduce_mean),
-        "max": reduction(tf.reduce_max), "min": reduction(tf.reduce_min),
-        "prod": reduction(tf.reduce_prod), "logsumexp": reduction(tf.reduce_logsumexp),
-        "softmax": lambda x, axis: tf.nn.softmax(x, axis=axis),
-        "log_softmax": lambda x, axis: tf.nn.log_softmax(x, axis=axis),
-        "transpose": lambda x, axes: tf.transpose(x, perm=list(axes)),
-        "reshape": lambda x, shape: tf.reshape(x, shape),
+    def erf(x):
+        # tf.math.erf gives NaN beyond |x| ~ 1e154 (x * x overflows); erf is +-1 from |x| = 6 on.
+        # where, not clip_by_value: a NaN keeps its NaN gradient
+        far = tf.abs(x) > 30
+        return tf.math.erf(tf.where(far, tf.sign(x) * tf.constant(30.0, x.dtype), x))
+
+    # everything else is derived from the op table's spellings (opmap.derive)
+    own = {
+        "div": div,
         "concat": lambda *vs, axis: tf.concat(vs, axis=axis),
         "stack": lambda *vs, axis: tf.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: tf.one_hot(i, depth, dtype=dtype),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
-        "argmax": first_nan_or(tf.math.argmax), "argmin": first_nan_or(tf.math.argmin),
+        "argmax": first_nan_or(tf.math.argmax), "argmin": first_nan_or(tf.math.argmin), "erf": erf,
     }
+    return derive("tensorflow", {"tf": tf, "tnp": tnp}, own, {"reduction": reduction})

@@ -1,4 +1,5 @@
-"""The torch backend: the op table in torch ops, gradient control with torch's own autograd.
+"""The torch backend: the op table in torch ops (its map derived from the table's spellings),
+gradient control with torch's own autograd.
 
 Registered gradients, override_map entries and functions run through a
 torch.autograd.Function (mark_non_differentiable for integer outputs, the
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
+from .opmap import derive
 
 NAME = "torch"
 
@@ -35,6 +37,11 @@ def _edge_notes() -> dict:
     notes["relu"] = edge_note("torch", "relu", "at x NaN", "dy", "0", lambda x, literal: np.isnan(x))
     notes["sign"] = edge_note("torch", "sign", "at x NaN", "0 and its value 0 too (torch.sign(NaN) "
                               "is 0)", "0 with the value NaN", lambda x, literal: np.isnan(x))
+    notes["softsign"] = edge_note("torch", "softsign", "at x +-inf", "NaN", "0",
+                                  lambda x, literal: np.isinf(x))
+    for fn in ("relu6", "hard_sigmoid"):
+        notes[fn] = edge_note("torch", fn, "at x NaN", "dy (times 1/6)", "0",
+                              lambda x, literal: np.isnan(x))
     notes["logsumexp"] = edge_note(
         "torch", "logsumexp", "of entries beyond 1e4 in size", "exp(x - logsumexp(x)), which loses "
         "the log of the sum to rounding (1 instead of 1/2 at [1e17, 1e17])",
@@ -177,16 +184,13 @@ def _ops(torch, dtypes) -> dict:
     def reduction(fn):
         def run(x, axis=None, keepdims=False):
             d = dims(x, axis)
-            return fn(x, d, keepdims) if d else x.clone()
+            return fn(x, axis=d, keepdims=keepdims) if d else x.clone()
         return run
 
-    def prod(x, d, keep):
-        for a in sorted(d, reverse=True):
-            x = torch.prod(x, dim=a, keepdim=keep)
+    def prod(x, axis, keepdims):
+        for a in sorted(axis, reverse=True):
+            x = torch.prod(x, dim=a, keepdim=keepdims)
         return x
-
-    def matmul(a, b):
-        return torch.matmul(a, b)
 
     def div(x, y):
         if not (x.is_floating_point() or y.is_floating_point()):
@@ -214,41 +218,20 @@ def _ops(torch, dtypes) -> dict:
         idx = torch.argmax(x, dim=axis)
         return torch.gather(x, axis, idx.unsqueeze(axis)).squeeze(axis), idx
 
-    return {
-        "abs": torch.abs, "sign": torch.sign, "neg": torch.neg, "exp": torch.exp, "log": torch.log,
-        "sqrt": torch.sqrt, "square": torch.square, "sin": torch.sin, "cos": torch.cos,
-        "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
-        "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)),
-        "round": torch.round, "floor": torch.floor, "ceil": torch.ceil,
-        "reciprocal": torch.reciprocal, "identity": torch.clone,
-        "zeros_like": torch.zeros_like, "ones_like": torch.ones_like,
-        "logical_not": torch.logical_not,
-        "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": div, "pow": torch.pow,
+    # everything else is derived from the op table's spellings (opmap.derive)
+    own = {
+        "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)), "div": div,
         # TensorFlow's convention (ties send the whole gradient to x), not torch.maximum's halves
         "maximum": lambda x, y: torch.where((x >= y) | torch.isnan(x), x, y),
         "minimum": lambda x, y: torch.where((x <= y) | torch.isnan(x), x, y),
-        "less": torch.lt, "less_equal": torch.le, "greater": torch.gt, "greater_equal": torch.ge,
-        "equal": torch.eq, "not_equal": torch.ne,
-        "logical_and": torch.logical_and, "logical_or": torch.logical_or,
-        "matmul": matmul,
         # TensorFlow's clip_by_value (torch.clamp gives max where lo > hi)
         "clip": lambda x, lo, hi: clip_as_tensorflow(x, lo, hi, where=torch.where, isnan=torch.isnan,
                                                      stop=torch.Tensor.detach, full_like=torch.full_like),
-        "where": torch.where, "cast": lambda x, dtype: x.to(dtypes[dtype]),
-        "sum": reduction(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)),
-        "mean": reduction(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)),
-        "max": reduction(lambda x, d, k: torch.amax(x, dim=d, keepdim=k)),
-        "min": reduction(lambda x, d, k: torch.amin(x, dim=d, keepdim=k)),
-        "prod": reduction(prod),
-        "logsumexp": reduction(lambda x, d, k: torch.logsumexp(x, dim=d, keepdim=k)),
-        "softmax": lambda x, axis: torch.softmax(x, dim=axis),
-        "log_softmax": lambda x, axis: torch.log_softmax(x, dim=axis),
-        "transpose": lambda x, axes: x.permute(axes),
-        "reshape": lambda x, shape: x.reshape(shape),
+        "cast": lambda x, dtype: x.to(dtypes[dtype]),
+        "prod": reduction(prod),  # torch.prod takes one dim
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
         "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
-        "argmax": lambda x, axis: torch.argmax(x, dim=axis),
-        "argmin": lambda x, axis: torch.argmin(x, dim=axis),
     }
+    return derive("torch", {"torch": torch, "F": F}, own, {"reduction": reduction})

@@ -1,7 +1,10 @@
 """gradcli's bundled reverse-mode autodiff core on numpy: the library behind `import gradcli`."""
 from ..fd import directional_projection
+from ..ops import OPS as _OPS
 from . import control as _control  # noqa: F401 - registers the gradient-control rules
 from . import grad_rules as _grad_rules  # noqa: F401 - registers every op type's gradient
+from . import ops_array as _ops_array
+from . import ops_math as _ops_math
 from . import train
 from .autodiff import gradients, true_gradients
 from .budget import MemoryBudget, memory_budget
@@ -11,78 +14,8 @@ from .evaluate import evaluate, function
 from .graph import Op, Tensor, Variable
 from .nonfinite import NonFinite, find_nonfinite, origin
 from .numeric import numeric_gradients
-from .ops_array import (
-                        add_n,
-                        argmax,
-                        argmin,
-                        bernoulli,
-                        broadcast_to,
-                        concat,
-                        getitem,
-                        log_softmax,
-                        logsumexp,
-                        max,
-                        max_with_argmax,
-                        mean,
-                        min,
-                        normal,
-                        one_hot,
-                        prod,
-                        reshape,
-                        set_seed,
-                        softmax,
-                        stack,
-                        sum,
-                        sum_to,
-                        transpose,
-                        uniform,
-                        zero_out,
-)
-from .ops_math import (
-                        abs,
-                        add,
-                        cast,
-                        ceil,
-                        clip,
-                        constant,
-                        cos,
-                        div,
-                        dtype,
-                        equal,
-                        exp,
-                        floor,
-                        greater,
-                        greater_equal,
-                        identity,
-                        less,
-                        less_equal,
-                        log,
-                        logical_and,
-                        logical_not,
-                        logical_or,
-                        matmul,
-                        maximum,
-                        minimum,
-                        mul,
-                        neg,
-                        not_equal,
-                        ones_like,
-                        pow,
-                        reciprocal,
-                        relu,
-                        round,
-                        sigmoid,
-                        sign,
-                        sin,
-                        softplus,
-                        sqrt,
-                        square,
-                        sub,
-                        tanh,
-                        variable,
-                        where,
-                        zeros_like,
-)
+from .ops_array import add_n, broadcast_to, set_seed, sum_to
+from .ops_math import constant, variable
 from .registry import (
                         OverrideUnusedWarning,
                         gradient_override_map,
@@ -90,6 +23,14 @@ from .registry import (
                         registered_names,
                         unregister_gradient,
 )
+
+# Every op of the table under its own name (gc.exp, gc.sum, gc.argmax, ...): the builders the
+# table generates and the core's own. grad_pass_through is gc's decorator form, as TF's.
+for _name in _OPS:
+    if not callable(globals().get(_name)):  # core/clip.py the module, clip the op
+        _builder = getattr(_ops_math, _name, None) or getattr(_ops_array, _name, None)
+        if _builder is not None:
+            globals()[_name] = _builder
 
 # Everything above except the implementation modules; gc.train stays a namespace.
 __all__ = [_n for _n, _v in list(globals().items())

@@ -190,6 +190,49 @@ defgrad("cast", lambda op, g: M.cast(g, _x(op).dtype) if _x(op).dtype.kind == "f
 for _type in ("zeros_like", "ones_like", "logical_not", "one_hot", "argmax", "argmin"):
     defgrad(_type, _none)
 
+
+
+# ----- grown on the table: TensorFlow's gradient of each, in its order -----
+_TWO_OVER_ROOT_PI = 2 / np.sqrt(np.pi)
+_SQRT_HALF_F32 = float(np.float32(0.7071067811865476))
+defgrad("log1p", lambda op, g: M.mul(g, M.reciprocal(M.add(1.0, _x(op)))))
+defgrad("expm1", lambda op, g: M.mul(g, M.exp(_x(op))))
+defgrad("erf", lambda op, g: M.mul(M.mul(g, _TWO_OVER_ROOT_PI), M.exp(M.neg(M.square(_x(op))))))
+defgrad("erfc", lambda op, g: M.mul(M.mul(g, -_TWO_OVER_ROOT_PI), M.exp(M.neg(M.square(_x(op))))))
+defgrad("atan", lambda op, g: M.mul(g, M.reciprocal(M.add(1.0, M.square(_x(op))))))
+defgrad("asinh", lambda op, g: M.div(g, M.mul(M.add(M.exp(_y(op)), M.exp(M.neg(_y(op)))), 0.5)))
+defgrad("softsign", lambda op, g: M.div(g, M.square(M.add(M.abs(_x(op)), 1.0))))
+defgrad("leaky_relu", lambda op, g: M.where(M.greater(_x(op), 0), g,
+                                            M.mul(g, float(np.float32(op.attrs["alpha"])))))
+defgrad("elu", lambda op, g: M.where(M.less(_y(op), 0), M.mul(M.add(_y(op), 1.0), g), g))
+defgrad("relu6", lambda op, g: _inside(_x(op), 0, 6, g))
+defgrad("silu", lambda op, g: _silu_grad(_x(op), g))
+defgrad("gelu", lambda op, g: _gelu_grad(_x(op), g))
+defgrad("hard_sigmoid", lambda op, g: _inside(M.add(_x(op), 3.0), 0, 6, M.div(g, 6.0)))
+defgrad("heaviside", lambda op, g: M.zeros_like(_x(op)))
+
+
+def _inside(x, lo, hi, g):
+    # TensorFlow's Relu6Grad: dy strictly between the kinks, 0 at them (and at NaN)
+    return M.where(M.logical_and(M.greater(x, lo), M.less(x, hi)), g, M.zero(g))
+
+
+def _silu_grad(x, g):
+    # tf.nn.silu's own gradient: sigmoid(x) * (1 + x * (1 - sigmoid(x)))
+    s = M.sigmoid(x)
+    return M.mul(g, M.mul(s, M.add(1.0, M.mul(x, M.sub(1.0, s)))))
+
+
+def _gelu_grad(x, g):
+    # tf.nn.gelu(approximate=False) = (0.5 * x) * erfc(u), u = -x * sqrt(1/2) (rounded to float32
+    # there), differentiated as TensorFlow does it, so that +inf gives its NaN (inf * 0) too
+    u = M.mul(M.neg(x), _SQRT_HALF_F32)
+    through_half = M.mul(M.mul(g, M.erfc(u)), 0.5)
+    through_erfc = M.mul(M.mul(M.mul(M.mul(g, M.mul(x, 0.5)), -_TWO_OVER_ROOT_PI),
+                               M.exp(M.neg(M.square(u)))), _SQRT_HALF_F32)
+    return M.add(through_half, M.neg(through_erfc))
+
+
 # ----- elementwise, two or three inputs -----
 defgrad("add", lambda op, g: (g, g))
 defgrad("sub", lambda op, g: (g, M.neg(g)))

@@ -1,12 +1,15 @@
-"""Reductions, shape ops, indexing, seeded random draws and multi-output ops."""
+"""Reductions, shape ops, indexing, seeded random draws and multi-output ops, over the op
+table's kernels; the reductions' builders are generated from their entries."""
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 
 import numpy as np
 
 from ..errors import GraphError
+from ..ops import OPS, OpSpec
 from . import budget as budgets
 from .graph import Tensor, make_op
 from .ops_math import convert, unary
@@ -22,70 +25,46 @@ def _axis_attrs(x: Tensor, axis, keepdims: bool) -> dict:
     return {"axis": axis, "keepdims": bool(keepdims)}
 
 
-def _reduction(type_: str, fn):
+def _reduction(spec: OpSpec):
+    type_, fn = spec.name, spec.kernel
+
     def build(x, axis=None, keepdims=False) -> Tensor:
         x = convert(x)
         attrs = _axis_attrs(x, axis, keepdims)
-        ax, keep = attrs["axis"], attrs["keepdims"]
-        return unary(type_, lambda v: fn(v, axis=ax, keepdims=keep), x, attrs)
-    build.__name__ = type_
-    build.__doc__ = f"{type_} over axis (all axes by default), as tf.reduce_{type_}."
+        return unary(type_, functools.partial(fn, axis=attrs["axis"], keepdims=attrs["keepdims"]),
+                     x, attrs)
+    build.__name__ = build.__qualname__ = type_
+    build.__doc__ = f"{spec.signature}: {spec.doc}."
     return build
 
 
-def _logsumexp(v, axis=None, keepdims=False):
-    peak = np.max(v, axis=axis, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0)
-    out = np.log(np.sum(np.exp(v - peak), axis=axis, keepdims=True)) + peak
-    return out if keepdims else np.squeeze(out, axis=axis)
-
-
-sum = _reduction("sum", np.sum)          # noqa: A001 - mirrors the expression language
-mean = _reduction("mean", np.mean)
-max = _reduction("max", np.max)          # noqa: A001
-min = _reduction("min", np.min)          # noqa: A001
-prod = _reduction("prod", np.prod)
-logsumexp = _reduction("logsumexp", _logsumexp)
-
-
-def _softmax(v, axis):
-    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def _log_softmax(v, axis):
-    shifted = v - np.max(v, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-
-
-def softmax(x, axis=-1) -> Tensor:
-    return unary("softmax", lambda v: _softmax(v, axis), x, {"axis": axis})
-
-
-def log_softmax(x, axis=-1) -> Tensor:
-    return unary("log_softmax", lambda v: _log_softmax(v, axis), x, {"axis": axis})
+# sum, mean, max, min, prod, logsumexp: generated from their table entries
+BUILT = {spec.name: _reduction(spec) for spec in OPS.values() if spec.family == "reduction"}
+globals().update(BUILT)
 
 
 def transpose(x, axes=None) -> Tensor:
     x = convert(x)
     axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(int(a) for a in axes)
-    return unary("transpose", lambda v: np.transpose(v, axes), x, {"axes": axes})
+    return unary("transpose", functools.partial(OPS["transpose"].kernel, axes=axes), x, {"axes": axes})
 
 
 def reshape(x, shape) -> Tensor:
     shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
     x = convert(x)
-    return unary("reshape", lambda v: np.reshape(v, shape), x, {"shape": shape})
+    return unary("reshape", functools.partial(OPS["reshape"].kernel, shape=shape), x, {"shape": shape})
 
 
 def concat(values, axis=0) -> Tensor:
     tensors = _same_dtype(values, "concat")
-    return make_op("concat", lambda *vs: np.concatenate(vs, axis=axis), tensors, {"axis": axis}).outputs[0]
+    return make_op("concat", functools.partial(OPS["concat"].kernel, axis=axis), tensors,
+                   {"axis": axis}).outputs[0]
 
 
 def stack(values, axis=0) -> Tensor:
     tensors = _same_dtype(values, "stack")
-    return make_op("stack", lambda *vs: np.stack(vs, axis=axis), tensors, {"axis": axis}).outputs[0]
+    return make_op("stack", functools.partial(OPS["stack"].kernel, axis=axis), tensors,
+                   {"axis": axis}).outputs[0]
 
 
 def _same_dtype(values, what: str) -> tuple[Tensor, ...]:
@@ -104,26 +83,15 @@ def one_hot(indices, depth: int, dtype=np.float64) -> Tensor:
     if indices.dtype.kind not in "iu":
         raise GraphError(f"one_hot() needs integer indices, got {indices.dtype}")
     depth = int(depth)
-    return unary("one_hot", lambda v: _one_hot(v, depth, dtype), indices, {"depth": depth})
-
-
-def _one_hot(v, depth: int, dtype):
-    """np.eye(depth)[v] (negative indices wrap, others out of range fail) without the
-    depth x depth identity, which one_hot(i, 10**9) would have allocated."""
-    v = np.asarray(v)
-    if v.size and (v.max() >= depth or v.min() < -depth):
-        bad = v.max() if v.max() >= depth else v.min()
-        raise IndexError(f"index {bad} is out of bounds for axis 0 with size {depth}")
-    out = np.zeros(v.shape + (depth,), dtype=dtype)
-    np.put_along_axis(out, (v % depth)[..., None] if depth else v[..., None], 1, axis=-1)
-    return out
+    kernel = functools.partial(OPS["one_hot"].kernel, depth=depth, dtype=dtype)
+    return unary("one_hot", kernel, indices, {"depth": depth})
 
 
 def getitem(x, index) -> Tensor:
     """x[index] for integers, slices, None, Ellipsis and integer lists."""
     x = convert(x)
     index = _normalize_index(index)
-    return unary("getitem", lambda v: v[index], x, {"index": index})
+    return unary("getitem", functools.partial(OPS["getitem"].kernel, index=index), x, {"index": index})
 
 
 def _normalize_index(index):
@@ -186,40 +154,31 @@ def bernoulli(shape, p=0.5, seed=None, dtype=np.float64) -> Tensor:
 
 
 # ----- multi-output ops -----
-def _zero_out(v):
-    zeroed = np.zeros_like(v)
-    if np.size(v):
-        zeroed.flat[0] = np.ravel(v)[0]
-    return (zeroed[()] if zeroed.ndim == 0 else zeroed), np.int64(0)
-
-
 def zero_out(x) -> tuple[Tensor, Tensor]:
     """(x with all but its first element zeroed, the index kept): the seeds' ZeroOut."""
-    return make_op("zero_out", _zero_out, (convert(x),), n_outputs=2).outputs
+    return make_op("zero_out", OPS["zero_out"].kernel, (convert(x),), n_outputs=2).outputs
 
 
 def max_with_argmax(x, axis=-1) -> tuple[Tensor, Tensor]:
     """(max along axis, its integer index); the index is not differentiable."""
     x = convert(x)
     axis = _axis_attrs(x, axis, False)["axis"][0]
-    kernel = lambda v: (np.max(v, axis=axis), np.argmax(v, axis=axis))  # noqa: E731
+    kernel = functools.partial(OPS["max_with_argmax"].kernel, axis=axis)
     return make_op("max_with_argmax", kernel, (x,), {"axis": axis}, n_outputs=2).outputs
 
 
-def _arg_extremum(type_: str, fn):
+def _arg_extremum(spec: OpSpec):
     def build(x, axis=-1) -> Tensor:
         x = convert(x)
         axis = _axis_attrs(x, axis, False)["axis"][0]
-        return unary(type_, lambda v: fn(v, axis=axis), x, {"axis": axis})
-    build.__name__ = type_
-    build.__doc__ = (f"The int64 index of the {'largest' if type_ == 'argmax' else 'smallest'} "
-                     "entry along axis (the first of ties, or the first NaN: numpy's rule); "
-                     "not differentiable.")
+        return unary(spec.name, functools.partial(spec.kernel, axis=axis), x, {"axis": axis})
+    build.__name__ = build.__qualname__ = spec.name
+    build.__doc__ = f"{spec.signature}: {spec.doc}."
     return build
 
 
-argmax = _arg_extremum("argmax", np.argmax)
-argmin = _arg_extremum("argmin", np.argmin)
+argmax = _arg_extremum(OPS["argmax"])
+argmin = _arg_extremum(OPS["argmin"])
 
 
 # ----- ops that gradient rules build (differentiable themselves) -----

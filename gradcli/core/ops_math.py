@@ -1,16 +1,19 @@
-"""Elementwise ops and the Tensor operators, as graph builders with numpy kernels.
+"""Elementwise ops and the Tensor operators, as graph builders over the op table's kernels.
 
-Kernels are plain callables over values; `operator` functions are used where
-they exist because they keep numpy scalars on numpy's fast scalar path.
+The table's one- and two-input ops get their builders generated here from their
+entries (gc.exp, gc.add, ...); clip, where and cast have their own. Kernels are the
+table's: `operator` functions where they exist, because they keep numpy scalars on
+numpy's fast scalar path.
 """
 from __future__ import annotations
 
-import operator
+import functools
 import weakref
 
 import numpy as np
 
 from ..errors import GraphError
+from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
 from .graph import Tensor, leaf, make_op
 
 
@@ -111,63 +114,44 @@ def binary(type_: str, kernel, x, y) -> Tensor:
     return make_op(type_, kernel, _pair(x, y)).outputs[0]
 
 
-def _sigmoid(x):
-    return np.exp(-np.logaddexp(0.0, -x))
+# ----- the table's elementwise ops, one builder each, generated from their entries -----
+def _named(build, spec: OpSpec):
+    """build under the op's name, doc and parameter names: gc.matmul(a=..., b=...) and
+    inspect.signature see the table's signature, with no binding work per call."""
+    code = build.__code__
+    n = code.co_argcount
+    names = {"co_varnames": spec.params[:n] + code.co_varnames[n:], "co_name": spec.name}
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        names["co_qualname"] = spec.name
+    build.__code__ = code.replace(**names)
+    build.__name__ = build.__qualname__ = spec.name
+    build.__doc__ = f"{spec.signature}: {spec.doc}."
+    if spec.defaults:
+        build.__defaults__ = tuple(spec.defaults[p] for p in spec.params[n - len(spec.defaults):n])
+    return build
 
 
-def _softplus(x):
-    return np.logaddexp(0.0, x)
+def _unary_builder(spec: OpSpec):
+    type_, kernel, attrs = spec.name, spec.kernel, spec.params[1:]
+    if not attrs:
+        return _named(lambda x: unary(type_, kernel, x), spec)
+    if len(attrs) > 1:
+        raise GraphError(f"op {type_!r}: a generated one-input builder takes one attribute")
+
+    def build(x, a=None) -> Tensor:
+        attr = {attrs[0]: a}
+        return unary(type_, functools.partial(kernel, **attr), x, attr)
+    return _named(build, spec)
 
 
-def _identity(x):
-    return x
+def _binary_builder(spec: OpSpec):
+    type_, kernel = spec.name, spec.kernel
+    return _named(lambda x, y: binary(type_, kernel, x, y), spec)
 
 
-def _reciprocal(x):
-    return 1 / x
-
-
-# ----- one input -----
-def abs(x): return unary("abs", operator.abs, x)          # noqa: A001 - mirrors tf.abs
-def sign(x): return unary("sign", np.sign, x)
-def neg(x): return unary("neg", operator.neg, x)
-def exp(x): return unary("exp", np.exp, x)
-def log(x): return unary("log", np.log, x)
-def sqrt(x): return unary("sqrt", np.sqrt, x)
-def square(x): return unary("square", np.square, x)
-def sin(x): return unary("sin", np.sin, x)
-def cos(x): return unary("cos", np.cos, x)
-def tanh(x): return unary("tanh", np.tanh, x)
-def sigmoid(x): return unary("sigmoid", _sigmoid, x)
-def relu(x): return unary("relu", lambda v: np.maximum(v, 0), x)
-def softplus(x): return unary("softplus", _softplus, x)
-def round(x): return unary("round", np.round, x)          # noqa: A001 - half to even, as tf.round
-def floor(x): return unary("floor", np.floor, x)
-def ceil(x): return unary("ceil", np.ceil, x)
-def reciprocal(x): return unary("reciprocal", _reciprocal, x)
-def identity(x): return unary("identity", _identity, x)
-def zeros_like(x): return unary("zeros_like", np.zeros_like, x)
-def ones_like(x): return unary("ones_like", np.ones_like, x)
-def logical_not(x): return unary("logical_not", np.logical_not, x)
-
-
-# ----- two inputs -----
-def add(x, y): return binary("add", operator.add, x, y)
-def sub(x, y): return binary("sub", operator.sub, x, y)
-def mul(x, y): return binary("mul", operator.mul, x, y)
-def div(x, y): return binary("div", operator.truediv, x, y)
-def pow(x, y): return binary("pow", operator.pow, x, y)  # noqa: A001 - mirrors tf.pow
-def matmul(a, b): return binary("matmul", operator.matmul, a, b)
-def maximum(x, y): return binary("maximum", np.maximum, x, y)
-def minimum(x, y): return binary("minimum", np.minimum, x, y)
-def less(x, y): return binary("less", operator.lt, x, y)
-def less_equal(x, y): return binary("less_equal", operator.le, x, y)
-def greater(x, y): return binary("greater", operator.gt, x, y)
-def greater_equal(x, y): return binary("greater_equal", operator.ge, x, y)
-def equal(x, y): return binary("equal", operator.eq, x, y)
-def not_equal(x, y): return binary("not_equal", operator.ne, x, y)
-def logical_and(x, y): return binary("logical_and", np.logical_and, x, y)
-def logical_or(x, y): return binary("logical_or", np.logical_or, x, y)
+_FAMILIES = {"unary": _unary_builder, "binary": _binary_builder}
+BUILT = {spec.name: _FAMILIES[spec.family](spec) for spec in OPS.values() if spec.family in _FAMILIES}
+globals().update(BUILT)  # M.exp, M.add, ... for the gradient rules and the core's own builders
 
 
 def clip(x, lo, hi) -> Tensor:
@@ -176,7 +160,7 @@ def clip(x, lo, hi) -> Tensor:
     x = convert(x)
     lo, hi = convert(lo, like=x), convert(hi, like=x)
     # min then max, as tf.clip_by_value: where lo > hi the result is lo, and a NaN stays NaN
-    return make_op("clip", lambda v, a, b: np.maximum(np.minimum(v, b), a), (x, lo, hi)).outputs[0]
+    return make_op("clip", OPS["clip"].kernel, (x, lo, hi)).outputs[0]
 
 
 def where(cond, a, b) -> Tensor:
@@ -185,13 +169,13 @@ def where(cond, a, b) -> Tensor:
     if cond.dtype.kind != "b":
         raise GraphError(f"where() needs a boolean condition, got {cond.dtype}")
     a, b = _pair(a, b)
-    return make_op("where", np.where, (cond, a, b)).outputs[0]
+    return make_op("where", OPS["where"].kernel, (cond, a, b)).outputs[0]
 
 
 def cast(x, dtype) -> Tensor:
     """x converted to dtype (a numpy dtype or its name)."""
     target = np.dtype(dtype)
-    return unary("cast", lambda v: v.astype(target), x, {"dtype": target})
+    return unary("cast", functools.partial(OPS["cast"].kernel, dtype=target), x, {"dtype": target})
 
 
 def dtype(x) -> np.dtype:
@@ -224,22 +208,27 @@ def _zero_where_no_upstream(grad, g):
     return grad.dtype.type(0) if g == 0 else grad
 
 
+# Python's name for each operator of the table; == and != stay identity comparisons so that
+# tensors remain usable as dict keys (feeds): gc.equal and gc.not_equal compare values, as TF 1.
+_DUNDERS = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "**": "pow", "@": "matmul",
+            "&": "and", "|": "or", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
+_REFLECTED = ("add", "sub", "mul", "truediv", "pow", "matmul", "and", "or")
+_PREFIX_DUNDERS = {"-": "neg", "+": "pos", "~": "invert"}
+
+
 def _attach_operators() -> None:
     def swapped(fn):
         return lambda self, other: fn(other, self)
 
-    for name, fn in [("add", add), ("sub", sub), ("mul", mul), ("truediv", div),
-                     ("pow", pow), ("matmul", matmul), ("and", logical_and), ("or", logical_or)]:
-        setattr(Tensor, f"__{name}__", fn)
-        setattr(Tensor, f"__r{name}__", swapped(fn))
-    Tensor.__neg__ = neg
-    Tensor.__pos__ = identity
-    Tensor.__abs__ = abs
-    Tensor.__invert__ = logical_not
-    Tensor.__lt__, Tensor.__le__ = less, less_equal
-    Tensor.__gt__, Tensor.__ge__ = greater, greater_equal
-    # == and != stay identity comparisons so tensors remain usable as dict keys
-    # (feeds); gc.equal and gc.not_equal compare values, as in TensorFlow 1.
+    for text, name in OPERATORS.items():
+        dunder = _DUNDERS.get(text)
+        if dunder is not None:
+            setattr(Tensor, f"__{dunder}__", BUILT[name])
+            if dunder in _REFLECTED:
+                setattr(Tensor, f"__r{dunder}__", swapped(BUILT[name]))
+    for text, name in UNARY_OPERATORS.items():
+        setattr(Tensor, f"__{_PREFIX_DUNDERS[text]}__", BUILT[name])
+    Tensor.__abs__ = BUILT["abs"]
 
 
 _attach_operators()

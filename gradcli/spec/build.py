@@ -31,6 +31,7 @@ from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import TOP
 from gradcli.spec.sites import check_at, parse_at
+from gradcli.spec.sweep import build_sweep
 from gradcli.spec.training import build_expect, build_train
 
 TOP_KEYS = TOP.keys
@@ -96,6 +97,7 @@ def build_experiment(root: Map, path: str) -> Experiment:
                         names=names, functions=callable_,
                         has_data=optional(root, "data") is not None)
     expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
+    build_sweep(optional(root, "sweep"))  # checked here too, so `gradcli check` reports it
     return Experiment(name=name, description=description, path=path, backend=backend,
                       dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,
                       register=register, override_map=override_map, functions=functions,

@@ -1,20 +1,26 @@
 """Parse one expression into the AST: recursive descent with Python's precedence.
 
-Lowest to highest: `|`, `&`, comparisons (which do not chain), `+ -`, `* / @`,
-unary `- + ~`, `**` (right-associative; -x**2 is -(x**2)), then calls and
-indexing. Every operator becomes a Call of its opset name. The nesting depth
-is checked while descending, so no input can reach Python's recursion limit.
+The operators and their precedence come from the op table. Today, lowest to
+highest: `|`, `&`, comparisons (which do not chain), `+ -`, `* / @`, unary
+`- + ~`, `**` (right-associative; -x**2 is -(x**2)), then calls and indexing.
+Every operator becomes a Call of its op's name. The nesting depth is checked
+while descending, so no input can reach Python's recursion limit.
 """
 from __future__ import annotations
 
 from gradcli.errors import SpecError
-from gradcli.opset import DTYPES, OPERATORS, UNARY_OPERATORS
+from gradcli.ops import DTYPES, OPERATORS, OPS, PRECEDENCE, PREFIX_PRECEDENCE, UNARY_OPERATORS
 from gradcli.spec.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr, depth
 from gradcli.spec.tokens import Token, tokenize
 
 MAX_DEPTH = 48
 MAX_ARGS = 256
-COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+# The table's infix operators by level, loosest first; those above the prefix operators
+# (**) are parsed as powers.
+LEVELS = tuple(tuple(t for t, p in PRECEDENCE.items() if p == level)
+               for level in sorted(set(PRECEDENCE.values())) if level < PREFIX_PRECEDENCE)
+POWERS = tuple(t for t, p in PRECEDENCE.items() if p > PREFIX_PRECEDENCE)
+COMPARISONS = tuple(t for t, name in OPERATORS.items() if not OPS[name].chains)
 CONSTANT_NAMES = {"True": True, "False": False, "None": None, "none": None}
 _PYTHON_WORDS = {
     "and": "use & for 'and'", "or": "use | for 'or'", "not": "use ~ for 'not'",
@@ -119,42 +125,18 @@ class _Parser:
         hint = _PYTHON_WORDS[tok.text] or None
         return self.fail(f"{tok.text!r} is not part of the expression language", tok, hint)
 
-    def expression(self) -> Node:
-        left = self.conjunction()
-        while self.at("|"):
+    def expression(self, level: int = 0) -> Node:
+        """One level of infix operators (LEVELS[level]) and everything that binds tighter."""
+        if level == len(LEVELS):
+            return self.unary()
+        texts = LEVELS[level]
+        left = self.expression(level + 1)
+        while self.at(*texts):
             op = self.advance()
-            left = Call(OPERATORS["|"], (left, self.conjunction()), (), op.pos)
-        return left
-
-    def conjunction(self) -> Node:
-        left = self.comparison()
-        while self.at("&"):
-            op = self.advance()
-            left = Call(OPERATORS["&"], (left, self.comparison()), (), op.pos)
-        return left
-
-    def comparison(self) -> Node:
-        left = self.sum()
-        if self.at(*COMPARISONS):
-            op = self.advance()
-            left = Call(OPERATORS[op.text], (left, self.sum()), (), op.pos)
-            if self.at(*COMPARISONS):
+            left = Call(OPERATORS[op.text], (left, self.expression(level + 1)), (), op.pos)
+            if op.text in COMPARISONS and self.at(*COMPARISONS):
                 raise self.fail("comparisons do not chain: a < b < c is not allowed",
                                 self.peek(), "write (a < b) & (b < c)")
-        return left
-
-    def sum(self) -> Node:
-        left = self.term()
-        while self.at("+", "-"):
-            op = self.advance()
-            left = Call(OPERATORS[op.text], (left, self.term()), (), op.pos)
-        return left
-
-    def term(self) -> Node:
-        left = self.unary()
-        while self.at("*", "/", "@"):
-            op = self.advance()
-            left = Call(OPERATORS[op.text], (left, self.unary()), (), op.pos)
         return left
 
     def unary(self) -> Node:
@@ -165,7 +147,7 @@ class _Parser:
             if self.level > MAX_DEPTH:
                 raise self.fail(f"the expression nests more than {MAX_DEPTH} levels deep",
                                 self.peek(), "split it into let steps")
-            if not self.at("-", "+", "~"):
+            if not self.at(*UNARY_OPERATORS):
                 return self.power()
             op = self.advance()
             operand = self.unary()
@@ -180,9 +162,9 @@ class _Parser:
 
     def power(self) -> Node:
         base = self.postfix()
-        if self.at("**"):
+        if self.at(*POWERS):
             op = self.advance()
-            return Call(OPERATORS["**"], (base, self.unary()), (), op.pos)
+            return Call(OPERATORS[op.text], (base, self.unary()), (), op.pos)
         return base
 
     def postfix(self) -> Node:

@@ -278,5 +278,12 @@ def json_schema() -> dict:
             "data": _data(),
             "train": _train(),
             "expect": _expect(),
+            "sweep": _d("runs for `gradcli sweep`: dotted --set keys to lists of values (every "
+                        "combination), or zip: {key: [...]} (lists taken element by element)",
+                        type="object", additionalProperties={"type": "array", "minItems": 1},
+                        properties={"zip": _d("dotted keys to lists of equal length, taken "
+                                              "element by element (one axis of the grid)",
+                                              type="object", additionalProperties={
+                                                  "type": "array", "minItems": 1})}),
         }),
     }

@@ -36,7 +36,7 @@ CLIP_KINDS = ("norm", "global_norm", "value")
 TOP = Section(
     "", ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",
          "register", "override_map", "functions", "stop_gradients", "grad_ys", "unconnected",
-         "data", "train", "expect"),
+         "data", "train", "expect", "sweep"),
     ("inputs", "outputs"),
     {"inputs": ("a spec needs inputs: the tensors it computes from and differentiates",
                 "add inputs: {x: [1.0, 2.0]}"),

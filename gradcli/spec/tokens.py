@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import re
 
+from gradcli.ops import OPERATORS, UNARY_OPERATORS
 from gradcli.record import record
 from gradcli.spec.ast import ExpressionError
 
 MAX_LENGTH = 4000
 
-# Longest first, so '**' wins over '*' and '<=' over '<'.
-OPERATOR_TEXTS = ("**", "<=", ">=", "==", "!=", "+", "-", "*", "/", "@", "<", ">", "&", "|",
-                  "~", "(", ")", "[", "]", ",", ":", "=")
+# The op table's operators and the brackets and separators, longest first, so '**' wins over
+# '*' and '<=' over '<'.
+PUNCTUATION = ("(", ")", "[", "]", ",", ":", "=")
+OPERATOR_TEXTS = tuple(sorted({*OPERATORS, *UNARY_OPERATORS, *PUNCTUATION}, key=lambda t: (-len(t), t)))
 
 _NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

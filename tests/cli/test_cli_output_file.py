@@ -131,10 +131,12 @@ def wait_until_loading_specs(proc, timeout=60):
         time.sleep(0.05)
 
 
-def default_sigint() -> None:
-    """A shell starts background jobs with SIGINT ignored and children inherit that (Python
-    then installs no KeyboardInterrupt handler): give the child the default a terminal has."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def sigint_not_ignored():
+    """A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored
+    across exec (Python then installs no KeyboardInterrupt handler in the child). A handled
+    one is reset to the default, so handle it here while the child starts."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
@@ -143,10 +145,10 @@ def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
                     "train:\n  loss: loss\n  optimizer: {name: sgd, lr: 0.0001}\n  steps: 100000\n")
     target = tmp_path / "out.json"
     target.write_text("before")
+    sigint_not_ignored()
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", "run", str(spec), "--format", "json",
                              "--output", str(target)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=ENV,
-                            preexec_fn=default_sigint)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=ENV)
     wait_until_loading_specs(proc)
     time.sleep(1)  # training under way (it would take far longer than this)
     assert proc.poll() is None, proc.communicate()

@@ -360,6 +360,9 @@ COVERED_ELSEWHERE = {
     "stop_gradient", "grad_pass_through", "reverse_gradient",      # test_core_control.py
     "uniform", "normal", "bernoulli", "dtype", "logical_not",        # test_core_tensors.py
     "logical_and", "logical_or",
+    # tests/oracles/test_activations_tf.py: against TensorFlow and torch, edges included
+    "log1p", "expm1", "erf", "erfc", "atan", "asinh", "softsign", "leaky_relu", "elu", "relu6",
+    "gelu", "silu", "hard_sigmoid", "heaviside",
 }
 
 
@@ -383,7 +386,8 @@ def test_every_op_type_the_core_builds_has_a_gradient_rule():
     # rule of its own, or a gradient of a gradient fails
     source = "".join(p.read_text() for p in Path(gc.core.__file__).parent.glob("*.py"))
     types = set(re.findall(r'(?:unary|binary|make_op|_reduction|_random)\(\s*"(\w+)"', source))
-    assert len(types) > 60
+    assert len(types) > 25
+    types |= {name for name in OPS if name != "dtype"}  # the builders the table generates
     assert sorted(t for t in types if registry.lookup(t) is None) == []
 
 

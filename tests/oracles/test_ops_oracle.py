@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import types
 
@@ -166,6 +167,14 @@ def first_only(x):
     return x * mask
 
 
+np_erf, np_erfc = np.vectorize(math.erf), np.vectorize(math.erfc)
+
+
+def np_gelu(x):
+    # tf.nn.gelu(approximate=False) rounds sqrt(1/2) to float32 (tf.cast of a Python float)
+    return 0.5 * x * np_erfc(-x * float(np.float32(np.sqrt(0.5))))
+
+
 ZERO_C, MAX_C, MAX_B = ("z1, zi1: zero_out(c)", "mv1, mi1: max_with_argmax(c, axis=1)",
                         "mv2, mi2: max_with_argmax(b)")
 RANDOM = "random"  # seeded draws: checked by test_random_draws below, not against a function
@@ -288,6 +297,32 @@ ORACLES = {
                  V("zi1", lambda v: np.int64(0), lets=(ZERO_C,)),
                  V("z2", lambda v: first_only(v.a), lambda v: first_only(v.a),
                    lets=("z2, zi2: zero_out(a)",))],
+    "log1p": unary("log1p", np.log1p, tf.math.log1p, "pos") + [
+        V("log1p(b * 0.3)", lambda v: np.log1p(v.b * 0.3), lambda v: tf.math.log1p(v.b * 0.3))],
+    "expm1": unary("expm1", np.expm1, tf.math.expm1, "all"),
+    "erf": unary("erf", np_erf, tf.math.erf, "all"),
+    "erfc": unary("erfc", np_erfc, tf.math.erfc, "all"),
+    "atan": unary("atan", np.arctan, tf.math.atan, "all"),
+    "asinh": unary("asinh", np.arcsinh, tf.math.asinh, "all"),
+    "softsign": unary("softsign", lambda x: x / (1 + np.abs(x)), tf.nn.softsign, "all"),
+    # tf.nn.leaky_relu's alpha is a float32 attribute: 0.2 is 0.2f
+    "leaky_relu": unary("leaky_relu", lambda x: np.where(x > 0, x, x * float(np.float32(0.2))),
+                        tf.nn.leaky_relu, "all")
+    + [V("leaky_relu(c, alpha=0.5)", lambda v: np.where(v.c > 0, v.c, 0.5 * v.c),
+         lambda v: tf.nn.leaky_relu(v.c, alpha=0.5)),
+       V("leaky_relu(t, 0.01)", lambda v: np.where(v.t > 0, v.t, v.t * float(np.float32(0.01))),
+         lambda v: tf.nn.leaky_relu(v.t, alpha=0.01))],
+    "elu": unary("elu", lambda x: np.where(x > 0, x, np.exp(x) - 1), tf.nn.elu, "all"),
+    "relu6": unary("relu6", lambda x: np.clip(x, 0, 6), tf.nn.relu6, "all")
+    + [V("relu6(b * 4)", lambda v: np.clip(v.b * 4, 0, 6), lambda v: tf.nn.relu6(v.b * 4))],
+    "gelu": unary("gelu", np_gelu, lambda x: tf.nn.gelu(x, approximate=False), "all"),
+    "silu": unary("silu", lambda x: x / (1 + np.exp(-x)), tf.nn.silu, "all"),
+    "hard_sigmoid": unary("hard_sigmoid", lambda x: np.clip(x / 6 + 0.5, 0, 1),
+                          tf.keras.activations.hard_sigmoid, "all")
+    + [V("hard_sigmoid(c * 3)", lambda v: np.clip(v.c * 3 / 6 + 0.5, 0, 1),
+         lambda v: tf.keras.activations.hard_sigmoid(v.c * 3))],
+    "heaviside": unary("heaviside", lambda x: (x > 0).astype(np.float64),
+                       lambda x: tf.cast(x > 0, f64), "all"),
     "argmax": [V("argmax(t)", lambda v: np.argmax(v.t, axis=-1)),      # ties: the first
                V("argmax(c, axis=0)", lambda v: np.argmax(v.c, axis=0)),
                V("argmax(b, axis=-2)", lambda v: np.argmax(v.b, axis=-2)),

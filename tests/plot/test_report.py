@@ -8,8 +8,10 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
+from sweep_fixture import write_sweep
 
 from gradcli.cli import cli
 
@@ -176,3 +178,137 @@ def test_in_the_browser_a_spec_named_script_runs_nothing(tmp_path, real_browser)
     assert "scripts 0" in findings, findings
     assert f"title {EVIL!r}".replace("'", '"') in findings  # shown as text
     assert "alert" not in console and console == ""
+
+
+# ----- a sweep directory (spec-v2 "Sweeps"), written by hand: tests/plot/sweep_fixture.py -----
+FEW = ["final_loss", "final.accuracy.test", "y/x.sign_agreement"]  # 3 columns: 6 figures, quicker
+
+
+def cell(mean: float, std: float) -> str:
+    return f"{mean:.4g} ± {std:.3g}"
+
+
+def test_a_sweep_report_holds_the_grouped_table_gradient_statistics_and_plots(tmp_path):
+    rows = write_sweep(tmp_path / "sw", columns=FEW)
+    code, err, page = write_report(tmp_path, tmp_path / "sw")
+    assert code == 0, err
+    assert "<script" not in page and "<link" not in page and "1 sweep," in page
+    # 3 numeric columns against each swept key but seed (lr hued by sign, sign hued by lr)
+    assert len(images(page)) == 6
+    for svg in images(page):
+        assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
+    assert "18 runs" in page and "1 failed" in page and "run <code>0005</code>: boom" in page
+    ok = [r for r in rows if not r["failed"]]
+    group = [r for r in ok if r["train.optimizer.lr"] == "0.1" and r["override_map.sign"] == "identity"]
+    table = page.split("groups: mean ± std")[1].split("</table>")[0]
+    row = table.split('<td class="name">0.1</td><td class="name">identity</td>')[1].split("</tr>")[0]
+    for column in ("final_loss", "final.accuracy.test", "y/x.sign_agreement"):
+        values = np.array([r["values"][column] for r in group])
+        assert f"<td>{cell(values.mean(), values.std(ddof=1))}</td>".replace("<td>", '<td class="">') in row
+    # lr 1.0 identity: the diverged run (NaN final_loss) is out of the mean and counted
+    diverged = [r["values"]["final_loss"] for r in ok if r["train.optimizer.lr"] == "1.0"
+                and r["override_map.sign"] == "identity"]
+    finite = np.array([v for v in diverged if np.isfinite(v)])
+    assert f"{cell(finite.mean(), finite.std(ddof=1))} (n=2)" in table
+    grads = page.split("overridden gradient g over the runs")[1].split("</table>")[0]
+    g = np.stack([r["over"] for r in group]).mean(0)
+    t = np.stack([r["true"] for r in group]).mean(0)
+    assert f"<td class=\"\">{np.linalg.norm(g):.4g}</td>" in grads
+    assert f"<td class=\"\">{np.linalg.norm(g - t):.4g}</td>" in grads
+    assert "<details><summary>the spec</summary><pre>name: &quot;ste-lr&quot;" in page
+
+
+def test_a_column_that_is_the_same_in_every_run_is_said_not_drawn(tmp_path):
+    import csv
+    write_sweep(tmp_path / "sw", columns=FEW)
+    with open(tmp_path / "sw" / "results.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    for row in table:
+        row["y/x.sign_agreement"] = "" if row["error"] else "1.0"
+    with open(tmp_path / "sw" / "results.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    code, err, page = write_report(tmp_path, tmp_path / "sw")
+    assert code == 0, err
+    assert len(images(page)) == 4  # final_loss and final.accuracy.test against lr and sign
+    assert "the same in every run: <code>y/x.sign_agreement</code> = 1</p>" in page
+
+
+def test_a_spec_and_a_sweep_share_one_page_and_a_bad_dir_is_an_error_beside_them(tmp_path):
+    write_sweep(tmp_path / "sw", columns=FEW)
+    (tmp_path / "notasweep").mkdir()
+    code, err, page = write_report(tmp_path, STE, tmp_path / "sw", tmp_path / "notasweep")
+    assert code == 2 and "not a sweep directory: it has no sweep.json" in err
+    assert "1 spec, 2 sweeps," in page and "<h2>ste-sign-quantize-grad</h2>" in page
+    assert "<h2>ste-lr</h2>" in page and 'class="error"' in page
+
+
+def test_a_sweep_report_cannot_replace_the_sweeps_results(tmp_path):
+    write_sweep(tmp_path / "sw", columns=FEW)
+    before = (tmp_path / "sw" / "results.csv").read_bytes()
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "sw"), "--output",
+                                      str(tmp_path / "sw" / "results.csv")])
+    assert result.exit_code == 2 and (tmp_path / "sw" / "results.csv").read_bytes() == before
+    assert "is the results.csv of the sweep" in result.stderr
+
+
+def evil_sweep(root) -> None:
+    """A sweep of a spec named <script>..., with markup in a swept value and an error."""
+    write_sweep(root, name=EVIL, columns=FEW)
+    csv = (root / "results.csv").read_text()
+    (root / "results.csv").write_text(csv.replace("hardtanh", "<img src=x onerror=alert(3)>")
+                                      .replace("boom: the run failed", "<script>alert(4)</script>"))
+
+
+def test_a_sweep_cannot_inject_markup(tmp_path):
+    evil_sweep(tmp_path / "sw")
+    code, err, page = write_report(tmp_path, tmp_path / "sw")
+    assert code == 0, err
+    assert "<script" not in page and "<img src=x" not in page
+    assert f"<h2>{html.escape(EVIL)}</h2>" in page and "&lt;img src=x onerror=alert(3)&gt;" in page
+    assert "&lt;script&gt;alert(4)&lt;/script&gt;" in page
+
+
+def test_the_browser_renders_a_sweep_report_offline(tmp_path, real_browser):
+    write_sweep(tmp_path / "sw", columns=FEW)
+    findings, console = rendered(tmp_path, tmp_path / "sw")
+    assert findings.startswith('images 6 loaded 6 tables 2 scripts 0 title "ste-lr"'), findings
+    assert console == ""
+
+
+def test_in_the_browser_a_sweep_named_script_runs_nothing(tmp_path, real_browser):
+    evil_sweep(tmp_path / "sw")
+    findings, console = rendered(tmp_path, tmp_path / "sw")
+    assert findings.startswith("images 6 loaded 6 tables 2 scripts 0"), findings
+    assert f"title {EVIL!r}".replace("'", '"') in findings
+    assert "alert" not in console and console == ""
+
+
+def test_the_training_figure_has_every_metric_on_both_parts(tmp_path):
+    """A spec trained on data with a metric: the report's training figure draws the loss and
+    the metric on the training and the test part (plot.train.record_series)."""
+    shutil.copy(ROOT / "experiments" / "data" / "two_blobs.csv", tmp_path / "two_blobs.csv")
+    spec = tmp_path / "blobs.yaml"
+    spec.write_text("""name: blobs-train
+seed: 0
+data: {load: two_blobs.csv, features: X, labels: y, test: 0.2, standardize: true}
+inputs: {w: [0.5, -0.25], b: 0.1}
+let:
+  z: matmul(X, w) + b
+outputs:
+  loss: mean(softplus(z) - cast(y, dtype(z)) * z)
+train:
+  loss: loss
+  optimizer: {name: sgd, lr: 0.5}
+  batch_size: 10
+  epochs: 4
+  metrics:
+    accuracy: mean(cast(cast(z > 0, dtype(y)) == y, dtype(z)))
+""")
+    code, err, page = write_report(tmp_path, spec)
+    assert code == 0, err
+    assert "training loss and metrics per step on numpy" in page
+    (train,) = [svg for svg in images(page) if b'id="accuracy:' in svg]
+    for gid in (b'id="loss (loss):numpy"', b'id="accuracy:numpy (train)"', b'id="accuracy:numpy (test)"'):
+        assert gid in train, gid

@@ -105,3 +105,13 @@ def test_schema_has_the_new_keys():
     assert train["on_nonfinite"]["enum"] == ["stop", "error", "continue"]
     assert set(train["schedule"]["properties"]) == {"cosine", "step", "exponential"}
     assert "rmsprop" in train["optimizer"]["properties"]["name"]["enum"]
+
+
+def test_too_many_steps_from_epochs_is_placed_at_epochs(folder):
+    """17 rows in batches of 1 for 100,000 epochs would be 1,700,000 steps: refused at the key."""
+    text = (DATA_HEAD.replace("y}", "y, test: 0.25}") +
+            "train:\n  optimizer: {name: sgd, lr: 0.1}\n  batch_size: 1\n  epochs: 100000\n")
+    with pytest.raises(SpecError) as info:
+        runner.run(load_spec_text(text, path=str(folder / "spec.yaml")), numeric=False)
+    assert info.value.key == "train.epochs" and "1700000 steps" in info.value.bare_message
+    assert info.value.line == 12 and info.value.source_line.strip() == "epochs: 100000"

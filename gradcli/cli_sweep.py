@@ -1,0 +1,229 @@
+"""`gradcli sweep`: one spec over a grid of keys and seeds, on a pool or a Dask cluster.
+
+Wiring only: the grid, execution, results directory and statistics are in
+gradcli/sweep/, the layout of the report in render_sweep.py. Exit 0 when every
+run went through, 1 when any failed (recorded in its run file), 2 for a bad spec,
+grid, flag or DIR, 130 on Ctrl-C (finished runs stay; the same command resumes).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from . import output as outputs
+from .cli_common import consoles, file_console, max_memory, reports_errors
+from .errors import GradcliError, SpecError
+
+DASK_HINT = "pip install 'gradcli[dask]'"
+TIMEOUT_VARIABLE = "GRADCLI_DASK_TIMEOUT"  # how long to try reaching --scheduler (default 10s)
+
+
+@click.command()
+@click.argument("spec", type=click.Path(path_type=Path))
+@click.option("--param", "params", multiple=True, metavar="KEY=V1,V2,...",
+              help="Sweep a dotted key (as --set) over these values; replaces the key in the "
+                   "spec's sweep block or adds it to the grid (repeatable).")
+@click.option("--seeds", default=None, metavar="N | A:B",
+              help="Sweep seed over 0…N−1, or A…B−1 (as Python's range).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the cores); --dask: the local cluster's workers.")
+@click.option("--dask", "use_dask", is_flag=True,
+              help="Run on a Dask cluster started on this machine (needs gradcli[dask]).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers need "
+                   "gradcli and the spec's backend installed).")
+@click.option("--out", default=None, metavar="DIR",
+              help="Keep sweep.json, runs/<id>.json and results.csv here; the same command "
+                   "with the same DIR resumes, skipping the runs already there.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table",
+              show_default=True, help="The grouped report: a table, JSON, or CSV (one row per group).")
+@click.option("--output", default=None, metavar="FILE",
+              help="Write the report to this file instead of stdout.")
+@click.option("--numeric/--no-numeric", default=False, show_default=True,
+              help="Also compute each run's finite-difference gradients (the report does not use "
+                   "them; they cost one forward pass per input element).")
+@max_memory
+@reports_errors
+def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, numeric,
+          max_memory) -> None:
+    """Run SPEC once per combination of the swept keys and report the runs grouped by every
+    swept key but seed, with the statistics of the overridden gradient across seeds."""
+    from . import render
+    from .spec import load_spec_text
+    from .spec.document import read_file
+    from .spec.sweep import build_sweep, parse_param
+    from .sweep import execute, results, stats
+    from .sweep.grid import axes, grid, parse_seeds
+
+    if use_dask and scheduler:
+        raise GradcliError("--dask starts a cluster here and --scheduler uses an existing one: "
+                           "give one of them")
+    _, err = consoles()
+    path = str(spec)
+    text = read_file(spec)
+    base = load_spec_text(text, path=path)  # the spec itself must load: exit 2 before any run
+    the_grid = grid(axes(build_sweep(_sweep_node(text, path)),
+                         [parse_param(p) for p in params],
+                         None if seeds is None else parse_seeds(seeds)))
+    runs = [(r.id, r.params) for r in the_grid.runs]
+    texts = out is not None  # run files are written only with --out
+    worker = execute.Worker(text, path, render.to_json, numeric, max_memory, texts)
+    try:  # the first run's spec must load too: a bad value fails here, not in every run
+        worker.experiment(runs[0][1])
+    except SpecError as exc:
+        raise SpecError(f"run {runs[0][0]} ({_params_text(runs[0][1])}): {exc}") from None
+    target = None if output is None else outputs.prepare(output, [spec])
+
+    place = None
+    if out is not None:
+        place = results.ResultsDir(out, {"spec": path, "spec_text": text,
+                                         "keys": list(the_grid.keys),
+                                         "runs": [{"run": i, "params": p} for i, p in runs]})
+        place.open()
+    docs = place.finished() if place is not None else {}
+    todo = [(i, p) for i, p in runs if i not in docs]
+    jobs = jobs or execute.default_jobs()
+    client = cluster = None
+    if todo and (use_dask or scheduler):
+        client, cluster = _dask_client(scheduler, jobs)
+    pool = False
+    try:
+        if client is not None:
+            finished = execute.dask_runs(client, todo, text, str(Path(path).resolve()),
+                                         render.to_json, numeric, max_memory, texts)
+        elif jobs == 1 or len(todo) <= 1:
+            finished = execute.local_runs(todo, worker)
+        else:
+            pool = True
+            finished = execute.pool_runs(todo, min(jobs, len(todo)), text, path, render.to_json,
+                                         numeric, max_memory, texts)
+        _collect(finished, len(todo), len(runs) - len(todo), docs, place, err)
+    except KeyboardInterrupt:
+        _interrupted(out, place, docs, runs, the_grid, pool, err)
+    finally:
+        if place is not None:
+            place.write_csv(list(docs.values()), the_grid.keys)
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+    report = stats.report(list(docs.values()), the_grid.keys)
+    _emit(report, fmt, target, output, base.name, err)
+    raise SystemExit(1 if any(d.get("error") for d in docs.values()) else 0)
+
+
+def _interrupted(out, place, docs, runs, the_grid, pool: bool, err) -> None:
+    """Ctrl-C: keep what finished (results.csv too), say how to resume, exit 130."""
+    if place is not None:
+        place.write_csv(list(docs.values()), the_grid.keys)
+    kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
+        if place is not None else ""
+    err.print(Text(f"interrupted{kept}", style="bold red"), soft_wrap=True)
+    if pool:
+        # A pool worker stopped while sending its result leaves the pool's manager thread
+        # waiting for the rest of the message, and Python joins that thread at exit: leave
+        # at once instead (every file is written, each atomically; no Dask to close).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    raise SystemExit(130)
+
+
+def _sweep_node(text: str, path: str):
+    from .spec.document import Map, Source, compose
+
+    root = compose(Source(path, text))
+    return root.get("sweep") if isinstance(root, Map) else None
+
+
+def _params_text(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _collect(finished, total: int, already: int, docs: dict, place, err) -> None:
+    """Each run as it arrives: its file written (with --out), its digest kept for the
+    report, counted on the progress bar."""
+    import json
+
+    from .printable import printable
+
+    bar = _progress(err, total, already)
+    try:
+        for doc, text in finished:
+            docs[doc["run"]] = doc
+            if place is not None:
+                place.write_run(doc["run"], text if text is not None else
+                                json.dumps(doc, allow_nan=False) + "\n")
+            if doc.get("error"):
+                err.print(Text(printable(f"run {doc['run']} ({_params_text(doc['params'])}) "
+                                         f"failed: {doc['error']}"), style="red"), soft_wrap=True)
+            bar(1)
+    finally:
+        finished.close()
+        bar(None)
+
+
+def _progress(err, total: int, already: int):
+    """A progress bar over the runs on stderr (only on a terminal): call with 1 per run,
+    None at the end."""
+    if not err.is_terminal or not total:
+        return lambda step: None
+    from rich.progress import Progress
+
+    progress = Progress(console=err, transient=True)
+    task = progress.add_task(f"runs ({already} already done)" if already else "runs",
+                             total=total)
+    progress.start()
+
+    def advance(step):
+        if step is None:
+            progress.stop()
+        else:
+            progress.advance(task, step)
+    return advance
+
+
+def _dask_client(scheduler: str | None, jobs: int):
+    """A Dask client on the scheduler at ADDRESS, or on a local cluster of `jobs` workers."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise GradcliError(f"--dask and --scheduler need Dask: {DASK_HINT}") from None
+    if scheduler is not None:
+        try:
+            return Client(scheduler, timeout=os.environ.get(TIMEOUT_VARIABLE, "10s")), None
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise GradcliError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", silence_logs=logging.ERROR)
+    return Client(cluster), cluster
+
+
+def _emit(report: dict, fmt: str, target, output: str | None, name: str, err) -> None:
+    from . import render_sweep as layout
+
+    if fmt == "json":
+        text = layout.report_json(report)
+    elif fmt == "csv":
+        text = layout.report_csv(report)
+    else:
+        console = file_console() if target is not None else consoles()[0]
+        if report["groups"]:
+            for table in layout.report_tables(report, f"sweep of {name}"):
+                console.print(table)
+        failures = layout.failures_text(report)
+        if failures is not None and target is not None:
+            console.print(failures)
+        text = console.file.getvalue() if target is not None else None
+    if text is None:
+        return
+    if target is None:
+        outputs.write_stdout(text)
+    else:
+        outputs.write_file(target, text, output)

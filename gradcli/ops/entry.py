@@ -1,0 +1,133 @@
+"""What one entry of the op table holds, and `op()`, which adds one from a compact signature.
+
+An entry is data: a name, a signature, a doc, its numpy kernel (or a formula written
+once over any op namespace), its operator, which inputs take a gradient, and per
+framework only the spelling that differs from the default one derived from the name.
+Nothing here imports numpy's users (core, spec, backends); this file imports nothing.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+from ..record import Factory, record
+
+FRAMEWORKS = ("torch", "jax", "tensorflow")
+# The spelling a framework gets when an entry names none: the op's own name under these.
+DEFAULT_SPELLING = {"torch": "torch.{name}", "jax": "jnp.{name}", "tensorflow": "tf.math.{name}"}
+# How the core builds an op from its entry (ops_math/ops_array generate these families;
+# "core" ops have a builder of their own there, "eager" ones are composed by the eager layer).
+FAMILIES = ("unary", "binary", "reduction", "along_axis", "core")
+
+
+@record
+class OpSpec:
+    """One op of the expression language: signature, doc, kernel, gradient flow, spellings."""
+
+    name: str
+    params: tuple[str, ...]
+    defaults: dict[str, object] = Factory(dict)
+    doc: str = ""
+    outputs: int = 1
+    tensor_params: tuple[str, ...] = ()  # parameters that take tensors (the rest are attributes)
+    variadic: bool = False               # the first parameter takes a list of tensors
+    family: str = "core"
+    # numpy forward: kernel(*input values, **attributes) -> value (or a tuple for several outputs)
+    kernel: Callable | None = None
+    # the same forward written once over an op namespace `o` (o.mul, o.erfc, ...): formula(o,
+    # *tensors, **attributes). The numpy kernel and every framework without a spelling use it.
+    formula: Callable | None = None
+    operator: str | None = None          # infix spelling, e.g. "+"
+    precedence: int = 0                  # its binding strength (higher binds tighter)
+    prefix: str | None = None            # prefix spelling, e.g. "-" for neg
+    gradient: tuple[bool, ...] = ()      # which tensor inputs take a gradient (variadic: one flag)
+    spellings: dict[str, str | None] = Factory(dict)  # framework -> spelling where it differs
+    native: bool = True                  # a framework op implements it (False: the eager layer)
+    chains: bool = True                  # a < b < c: comparisons refuse to chain
+
+    @property
+    def signature(self) -> str:
+        parts = [p if p not in self.defaults else f"{p}={self.defaults[p]!r}" for p in self.params]
+        return f"{self.name}({', '.join(parts)})"
+
+    @property
+    def differentiable(self) -> bool:
+        """Whether any input can take a gradient through this op."""
+        return any(self.gradient)
+
+    def flows(self, n_inputs: int) -> tuple[bool, ...]:
+        """Which of n_inputs inputs take a gradient (a variadic op's flag holds for all)."""
+        return self.gradient * n_inputs if self.variadic else self.gradient
+
+    def spelling(self, framework: str) -> str | None:
+        """The framework's spelling: a dotted path such as 'torch.erf', a call template such as
+        'F.elu(x, alpha=alpha)', or None when a formula or the backend itself provides it."""
+        if framework in self.spellings:
+            return self.spellings[framework]
+        if self.formula is not None:
+            return None
+        return DEFAULT_SPELLING[framework].format(name=self.name)
+
+
+OPS: dict[str, OpSpec] = {}
+OPERATORS: dict[str, str] = {}        # infix text -> op name
+UNARY_OPERATORS: dict[str, str] = {}  # prefix text -> op name
+PRECEDENCE: dict[str, int] = {}       # infix text -> binding strength
+# Prefix operators bind tighter than every infix one below this and looser than those above
+# (Python's rule: -x ** 2 is -(x ** 2), and 2 ** -1 is allowed).
+PREFIX_PRECEDENCE = 6
+
+
+def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str = "core",
+       formula: Callable | None = None, outputs: int = 1, attrs: tuple[str, ...] = (),
+       variadic: bool = False, operator: str | None = None, precedence: int = 0,
+       prefix: str | None = None, gradient: bool | tuple[bool, ...] = True,
+       native: bool = True, chains: bool = True, **spellings: str | None) -> OpSpec:
+    """Add an op from a compact signature such as 'sum(x, axis=None, keepdims=False)'.
+
+    Keyword arguments named after a framework (torch=, jax=, tensorflow=) give its spelling
+    where the default (torch.<name>, jnp.<name>, tf.math.<name>) is not it.
+    """
+    name, _, rest = signature.partition("(")
+    params, defaults = [], {}
+    for part in filter(None, (p.strip() for p in rest.rstrip(")").split(","))):
+        pname, eq, default = part.partition("=")
+        params.append(pname)
+        if eq:
+            defaults[pname] = ast.literal_eval(default)
+    tensor_params = tuple(p for p in params if p not in attrs and p not in defaults)
+    unknown = set(spellings) - set(FRAMEWORKS)
+    if unknown or family not in FAMILIES:
+        raise ValueError(f"op {name!r}: unknown framework {sorted(unknown)} or family {family!r}")
+    n_flags = 1 if variadic else len(tensor_params)
+    flags = (gradient,) * n_flags if isinstance(gradient, bool) else tuple(gradient)
+    if formula is not None and kernel is None:
+        kernel = _numpy_formula(formula)
+    spec = OpSpec(name, tuple(params), defaults, doc, outputs, tensor_params, variadic, family,
+                  kernel, formula, operator, precedence, prefix, flags, dict(spellings), native,
+                  chains)
+    OPS[name] = spec
+    if operator is not None:
+        OPERATORS[operator], PRECEDENCE[operator] = name, precedence
+    if prefix is not None:
+        UNARY_OPERATORS[prefix] = name
+    return spec
+
+
+class _Kernels:
+    """The table's numpy kernels by op name: in a formula, o.mul is the mul entry's kernel."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        return OPS[name].kernel
+
+
+NUMPY = _Kernels()
+
+
+def _numpy_formula(formula: Callable) -> Callable:
+    """The numpy kernel of a formula: the formula over the table's own numpy kernels."""
+    def kernel(*values, **attrs):
+        return formula(NUMPY, *values, **attrs)
+    return kernel

@@ -1,0 +1,144 @@
+"""The sweep figure: a column of results.csv against a swept key, mean ± 1 std over seeds.
+
+`sweep_series` computes what is drawn (plain numpy, testable without drawing);
+`sweep_figure` draws it: one line per value of the hue key, a band of ±1 standard
+deviation (ddof 1) around each mean, the group sizes in the legend. A key whose values
+are not all numbers (override_map.sign: [identity, hardtanh]) gets a categorical axis.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..printable import printable
+from . import marks, pyplot
+from .style import line_style, styled
+from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, mean_std, number
+
+
+@dataclass
+class SweepLine:
+    label: str           # the hue key's value, or "mean" without a hue
+    mean: np.ndarray     # per x position (NaN where the group has no finite value)
+    std: np.ndarray      # ddof 1; NaN where the group has fewer than two runs
+    n: np.ndarray        # runs per x position (finite values only)
+
+
+@dataclass
+class SweepSeries:
+    x_key: str
+    y_column: str
+    hue_key: str | None
+    x_values: list                    # the swept values, as in results.csv
+    positions: np.ndarray             # where they sit on the x axis
+    categorical: bool
+    lines: list
+    failed: int = 0                   # runs with an error, left out
+    nonfinite: int = 0                # runs whose y is empty, NaN or infinite, left out
+    pooled: list = field(default_factory=list)  # other swept keys (but seed) averaged over
+
+    def notes(self) -> list:
+        found = []
+        if self.failed:
+            found.append(f"{self.failed} failed run{'s' * (self.failed != 1)} left out")
+        if self.nonfinite:
+            found.append(f"{self.nonfinite} run{'s' * (self.nonfinite != 1)} without a finite "
+                         f"{self.y_column} left out")
+        if self.pooled:
+            found.append("pooled over " + ", ".join(self.pooled))
+        return found
+
+
+def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> SweepSeries:
+    """The means, stds and counts per x value and hue value (checked names, did-you-mean)."""
+    check_key(sweep, x, "--x")
+    check_column(sweep, y, "--y")
+    if hue is not None:
+        check_key(sweep, hue, "--hue")
+        if hue == x:
+            raise fail(f"--hue {printable(hue)!r} is also --x; pick another swept key")
+    x_values = sweep.values(x)
+    categorical = not all(is_number(v) for v in x_values)
+    positions = (np.arange(len(x_values), dtype=np.float64) if categorical
+                 else np.array([float(v) for v in x_values]))
+    rows = sweep.ok_rows()
+    hues = sweep.values(hue) if hue is not None else [None]
+    lines, nonfinite = [], 0
+    for h in hues:
+        means, stds, ns = [], [], []
+        for v in x_values:
+            ys = [number(r.get(y)) for r in rows if r.get(x) == v and (h is None or r.get(hue) == h)]
+            nonfinite += sum(not math.isfinite(value) for value in ys)
+            mean, std, n = mean_std(ys)
+            means.append(mean), stds.append(std), ns.append(n)
+        label = "mean" if h is None else h
+        lines.append(SweepLine(label, np.array(means), np.array(stds), np.array(ns)))
+    if not any(line.n.sum() for line in lines):
+        raise fail(f"nothing to draw: no run of {printable(sweep.path)} has a finite {printable(y)} "
+                   f"({len(sweep.rows)} run{'s' * (len(sweep.rows) != 1)}, "
+                   f"{len(sweep.rows) - len(rows)} failed)")
+    pooled = [k for k in sweep.keys if k not in (x, hue, "seed")]
+    return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
+                       failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled)
+
+
+def sizes(n: np.ndarray) -> str:
+    """The group sizes of a line: "n=8", or "n=7–8" when they differ along x."""
+    shown = n[n > 0]
+    if shown.size == 0:
+        return "no runs"
+    lo, hi = int(shown.min()), int(shown.max())
+    return f"n={lo}" if lo == hi else f"n={lo}–{hi}"
+
+
+def sweep_figure(title: str, series: SweepSeries):
+    """A Figure of the series: mean lines with markers, ±1 std bands, group sizes and what
+    was left out in the legend; log x when a numeric key spans more than a decade."""
+    plt = pyplot()
+    with styled(plt):
+        fig, ax = plt.subplots(figsize=(7.2, 4.6), layout="constrained")
+        fig.suptitle(printable(title), fontweight="bold")
+        ax.set_title(f"{printable(series.y_column)} against {printable(series.x_key)}: mean ± 1 std "
+                     "over seeds (ddof 1)", fontsize=9.5)
+        for i, line in enumerate(series.lines):
+            style = line_style(i)
+            x = series.positions + (_dodge(i, len(series.lines)) if series.categorical else 0.0)
+            label = f"{printable(line.label)} ({sizes(line.n)})"
+            band = np.isfinite(line.std)
+            if band.any():
+                ax.fill_between(x, line.mean - line.std, line.mean + line.std, where=band,
+                                color=style["color"], alpha=0.18, linewidth=0,
+                                interpolate=False, gid=f"band:{line.label}")
+            ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5, **style)
+            if band.any():  # caps too: a lone point (or a grey print) still shows its spread
+                ax.errorbar(x[band], line.mean[band], yerr=line.std[band], fmt="none",
+                            ecolor=style["color"], elinewidth=0.9, capsize=3)
+        x = series.positions
+        if series.categorical:
+            ax.set_xticks(x, [printable(v) for v in series.x_values])
+            ax.set_xlim(x.min() - 0.4, x.max() + 0.4) if len(x) else None
+            ax.grid(axis="x", visible=False)
+            if sum(len(printable(v)) for v in series.x_values) > 60:  # long labels: slant them
+                ax.tick_params(axis="x", labelrotation=20)
+        else:
+            if len(x) > 1 and marks.spans_decades(x, 1.0):
+                ax.set_xscale("log")
+            if len(x) <= 12:  # a tick at each swept value, written as in results.csv
+                ax.set_xticks(x, [printable(v) for v in series.x_values])
+                ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.set_xlabel(f"{printable(series.x_key)} (swept)")
+        ax.set_ylabel(printable(series.y_column))
+        handles, labels = ax.get_legend_handles_labels()
+        for note in series.notes():  # left out runs are said, not silently dropped
+            handles.append(plt.Line2D([], [], linestyle="none"))
+            labels.append(note)
+        title_text = f"{printable(series.hue_key)}" if series.hue_key else None
+        ax.legend(handles, labels, loc="best", title=title_text)
+    return fig
+
+
+def _dodge(i: int, count: int) -> float:
+    """A small sideways shift per line on a categorical axis, so error bars do not overlap."""
+    return (i - (count - 1) / 2) * min(0.08, 0.3 / max(count, 1))

@@ -1,0 +1,133 @@
+"""Lay out a sweep's grouped report (sweep/stats.report): a rich table, JSON, or CSV.
+
+Nothing here computes: the numbers come from the report as they are.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from rich.table import Table
+from rich.text import Text
+
+from .printable import printable
+from .render import jsonable, number_text
+
+GRADIENT_STATS = ("grad_mean_norm", "grad_std", "bias", "cosine_of_means")
+SHORT = {"grad_mean_norm": "grad_mean_norm ‖ḡ‖", "grad_std": "grad_std", "bias": "bias",
+         "cosine_of_means": "cosine_of_means"}
+
+
+def report_json(report: dict) -> str:
+    return json.dumps(jsonable(report), indent=2, allow_nan=False) + "\n"
+
+
+def _param_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _headline_columns(report: dict) -> list[str]:
+    """The table shows the training columns (loss, metrics); each pair's per-run summaries
+    (cosine, max_abs_diff, sign_agreement) are in the JSON and CSV forms."""
+    first = report["groups"][0]["columns"] if report["groups"] else {}
+    return [c for c in first if "/" not in c]
+
+
+def report_tables(report: dict, title: str = "sweep") -> list[Table]:
+    """Two tables, one row per group: its params, n and the mean ± std of the training
+    columns; then per group and output/input the overridden gradient's statistics."""
+    groups = report["groups"]
+    keys = list(groups[0]["params"]) if groups else []
+    columns = _headline_columns(report)
+    table = _table(title, keys)
+    table.add_column("n", justify="right")
+    for column in columns:
+        table.add_column(Text(printable(column)), justify="right", no_wrap=True)
+    for group in groups:
+        n = Text(str(group["n"]))
+        if group["failed"]:
+            n.append(f" ({group['failed']} failed)", style="bold red")
+        cells = [*_param_cells(group, keys), n]
+        for column in columns:
+            stat = group["columns"].get(column, {})
+            cells.append(_mean_std(stat.get("mean"), stat.get("std")))
+        table.add_row(*cells)
+    table.caption = "mean ± std (ddof 1) over the runs of each group (its seeds)"
+    table.caption_justify = "left"
+
+    grads = _table("the overridden gradient across the runs of each group", keys)
+    grads.add_column("output/input", no_wrap=True)
+    for stat in GRADIENT_STATS:
+        grads.add_column(SHORT[stat], justify="right")
+    for group in groups:
+        first = True
+        for out, row in group["gradients"].items():
+            for name, stats in row.items():
+                cells = _param_cells(group, keys) if first else [Text("")] * len(keys)
+                grads.add_row(*cells, Text(printable(f"{out}/{name}")),
+                              *(number_text(stats.get(s), digits=4) for s in GRADIENT_STATS))
+                first = False
+        grads.add_section()
+    grads.caption = ("g: a run's overridden gradient, ḡ and t̄: the means of the overridden and "
+                     "true gradients over the runs; grad_std = sqrt(mean ‖g − ḡ‖²), "
+                     "bias = ‖ḡ − t̄‖")
+    grads.caption_justify = "left"
+    return [table, grads] if any(g["gradients"] for g in groups) else [table]
+
+
+def _table(title: str, keys: list) -> Table:
+    table = Table(title=Text(printable(title), style="table.title"), title_justify="left")
+    for key in keys:
+        table.add_column(Text(printable(key)), no_wrap=True)
+    return table
+
+
+def _param_cells(group: dict, keys: list) -> list:
+    return [Text(printable(_param_text(group["params"][k]))) for k in keys]
+
+
+def _mean_std(mean, std) -> Text:
+    text = number_text(mean, digits=4)
+    if std is not None:
+        text.append(" ± ")
+        text.append_text(number_text(std, digits=3))
+    return text
+
+
+def failures_text(report: dict) -> Text | None:
+    failed = [r for r in report["runs"] if r.get("error")]
+    if not failed:
+        return None
+    text = Text()
+    for run in failed:
+        params = ", ".join(f"{k}={_param_text(v)}" for k, v in run["params"].items())
+        text.append(f"run {run['run']} ({printable(params)}) failed: ", style="bold red")
+        text.append(printable(run["error"]) + "\n", style="red")
+    text.rstrip()
+    return text
+
+
+def report_csv(report: dict) -> str:
+    """One row per group: its params, n, failed, <column>.mean/.std, <o>/<i>.<statistic>."""
+    groups = report["groups"]
+    keys = list(groups[0]["params"]) if groups else []
+    columns = list(groups[0]["columns"]) if groups else []
+    pairs = [(o, i) for o, row in (groups[0]["gradients"] if groups else {}).items() for i in row]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*keys, "n", "failed", *(f"{c}.{s}" for c in columns for s in ("mean", "std")),
+                     *(f"{o}/{i}.{s}" for o, i in pairs for s in GRADIENT_STATS)])
+    for group in groups:
+        row = [_param_text(group["params"][k]) for k in keys] + [group["n"], group["failed"]]
+        row += [_cell(group["columns"].get(c, {}).get(s)) for c in columns for s in ("mean", "std")]
+        row += [_cell(group["gradients"].get(o, {}).get(i, {}).get(s))
+                for o, i in pairs for s in GRADIENT_STATS]
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+def _cell(v) -> str:
+    if v is None:
+        return ""
+    return str(jsonable(v))

@@ -1,0 +1,152 @@
+"""The report's section for a sweep directory: grouped table, gradient statistics, sweep plots.
+
+Everything read from the directory (the spec's name and text, swept values, column names,
+error messages) is untrusted and passes report.escape; figures are SVG data URIs in <img>.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .plot import sweep_dir
+from .plot.sweep import sweep_figure, sweep_series
+
+MAX_FIGURES = 24  # a wide grid of keys × columns: the first ones, and a note saying so
+STATS = ("grad_mean_norm", "grad_std", "bias", "cosine_of_means")
+
+
+@dataclass
+class SweepEntry:
+    """A sweep directory read for the report: its contents and its groups, computed once."""
+
+    sweep: sweep_dir.SweepDir
+    groups: list          # [(params, rows)]
+
+    @property
+    def exit_code(self) -> int:
+        return 0
+
+
+def entry(path) -> SweepEntry:
+    """The sweep directory at path read for the page (a GradcliError when it is not one)."""
+    sweep = sweep_dir.load(path)
+    return SweepEntry(sweep, sweep_dir.groups(sweep))
+
+
+def finite_values(sweep: sweep_dir.SweepDir, column: str) -> set:
+    found = (sweep_dir.number(r.get(column)) for r in sweep.ok_rows())
+    return {v for v in found if math.isfinite(v)}
+
+
+def plots(sweep: sweep_dir.SweepDir) -> list:
+    """(x key, column, hue key) of each figure: every numeric column that is not the same
+    in every run, against every swept key but seed, hued by the first other one."""
+    keys = sweep_dir.group_keys(sweep)
+    varying = [c for c in sweep.columns if len(finite_values(sweep, c)) > 1]
+    return [(x, c, next((k for k in keys if k != x), None)) for x in keys for c in varying]
+
+
+def constants(sweep: sweep_dir.SweepDir) -> dict:
+    """{column: value} of the columns with one finite value in every run (not drawn)."""
+    return {c: next(iter(v)) for c in sweep.columns if len(v := finite_values(sweep, c)) == 1}
+
+
+def section(e: SweepEntry) -> str:
+    from .report import _figure, escape
+    s = e.sweep
+    failed = len(s.failed)
+    swept = "; ".join(f"<code>{escape(k)}</code>: {escape(', '.join(s.values(k)))}" for k in s.keys)
+    parts = [f"<section><h2>{escape(s.name)}</h2>",
+             f'<p class="meta">sweep directory <code>{escape(str(s.path))}</code> · '
+             f"{len(s.rows)} run{'s' * (len(s.rows) != 1)}"
+             + (f' · <span class="error">{failed} failed</span>' if failed else "") + "</p>",
+             f"<p>swept: {swept}</p>" if s.keys else "<p>nothing swept</p>"]
+    if s.spec_text:
+        parts.append(f"<details><summary>the spec</summary><pre>{escape(s.spec_text)}</pre></details>")
+    if failed:
+        parts.append(_failures(s))
+    parts.append(_groups_table(e))
+    parts.append(_gradients_table(e))
+    wanted = plots(s)
+    for x, column, hue in wanted[:MAX_FIGURES]:
+        series = sweep_series(s, x, column, hue)
+        caption = (f"{column} against {x}" + (f", one line per {hue}" if hue else "")
+                   + ": mean ± 1 std over seeds" + "".join(f"; {n}" for n in series.notes()))
+        parts.append(_figure(sweep_figure(s.name, series), caption))
+    same = constants(s)
+    if same:
+        from .render import number_text
+        parts.append('<p class="meta">not drawn, the same in every run: ' + ", ".join(
+            f"<code>{escape(c)}</code> = {escape(number_text(v).plain)}" for c, v in same.items())
+            + "</p>")
+    if len(wanted) > MAX_FIGURES:
+        parts.append(f'<p class="warn">{len(wanted) - MAX_FIGURES} more figures not drawn; '
+                     "use <code>gradcli plot sweep DIR --x KEY --y COLUMN</code></p>")
+    elif not wanted:
+        parts.append('<p class="meta">no sweep plots: only seeds were swept, or no column has '
+                     "two different finite values</p>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _failures(s) -> str:
+    from .report import escape
+    items = []
+    for row in s.rows:
+        if row.get("run") in s.failed:
+            doc = sweep_dir.run_doc(s.path, row["run"]) or {}
+            message = row.get("error") or str(doc.get("error") or "failed")
+            items.append(f"<li>run <code>{escape(row['run'])}</code>: {escape(message)}</li>")
+    return "<h3>failed runs (left out of every mean)</h3><ul>" + "".join(items) + "</ul>"
+
+
+def _cell(mean: float, std: float, n: int, members: int) -> tuple[str, str]:
+    """"mean ± std" to 4 significant digits, and the count when a run had no finite value."""
+    from .render import number_text
+    if n == 0:
+        return "no value", "bad"
+    text = number_text(mean, digits=4).plain
+    if not math.isnan(std):
+        text += f" ± {number_text(std, digits=3).plain}"
+    return text + (f" (n={n})" if n != members else ""), ""
+
+
+def _groups_table(e: SweepEntry) -> str:
+    from .report import _table
+    s, keys = e.sweep, sweep_dir.group_keys(e.sweep)
+    rows = []
+    for params, members in e.groups:
+        stats = sweep_dir.column_stats(members, s.columns)
+        rows.append([*((params[k], "name") for k in keys), (str(len(members)), ""),
+                     *(_cell(m, sd, n, len(members)) for m, sd, n in stats.values())])
+    caption = "groups: mean ± std (ddof 1) over " + ("seeds" if "seed" in s.keys else "runs")
+    return _wide(_table(caption, [*keys, "n", *s.columns], rows, names=len(keys)))
+
+
+def _gradients_table(e: SweepEntry) -> str:
+    from .render import number_text
+    from .report import _table
+    keys, rows = sweep_dir.group_keys(e.sweep), []
+    for params, members in e.groups:
+        for out, per in sweep_dir.gradient_stats(e.sweep, members).items():
+            for name, st in per.items():
+                rows.append([*((params[k], "name") for k in keys), (f"{out}/{name}", "name"),
+                             (str(st["n"]), ""), *((number_text(st[k], digits=4).plain, "") for k in STATS)])
+    if not rows:
+        return '<p class="meta">no gradients in runs/*.json to summarize</p>'
+    return _wide(_table("overridden gradient g over the runs of each group; t the true gradient: "
+                        "‖ḡ‖, sqrt(mean ‖g − ḡ‖²), ‖ḡ − t̄‖, cos(ḡ, t̄)",
+                        [*keys, "output/input", "n", *STATS], rows, names=len(keys) + 1))
+
+
+def _wide(table: str) -> str:
+    return f'<div class="wide">{table}</div>'
+
+
+def count(entries: list) -> tuple[int, int]:
+    """(specs, sweeps) among the page's entries."""
+    from pathlib import Path
+    sweeps = sum(isinstance(e, SweepEntry) or (isinstance(e[1], str) and Path(e[0]).is_dir())
+                 for e in entries)
+    return len(entries) - sweeps, sweeps
+
