@@ -171,8 +171,9 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
                for name, (_, exp, b) in zip(names, runs)]
     _require_all(results, names)
     done = iter(results)
-    comparisons = [comparison.comparison([next(done) for _ in group], [label for label, _, _ in group],
-                                     tolerance) for group in groups]
+    comparisons = [comparison.comparison([next(done) for _ in group],
+                                         [label for label, _, _ in group], tolerance)
+                   for group in groups]
     from . import render_compare as layout
 
     if fmt == "json":
