@@ -23,12 +23,15 @@ class Target:
     """One of the issue's targets for gradcli, as a ratio to the floor in the same run."""
 
     workload: str
-    metric: str  # time | memory | speed | recursion
+    metric: str  # time | memory | speed | recursion | ahead (of another peer, same run)
     limit: float | None
+    peer: str | None = None  # ahead: the peer gradcli must beat
 
     def text(self) -> str:
         if self.metric == "recursion":
             return "no recursion limit touched"
+        if self.metric == "ahead":
+            return f"more steps/s than {self.peer}"
         if self.metric == "speed":
             return f">= {self.limit:g}x the floor's steps/s"
         return f"<= {self.limit:g}x the floor's {'peak memory' if self.metric == 'memory' else 'time'}"
@@ -37,7 +40,7 @@ class Target:
 TARGETS = [Target("W1", "time", 2.5), Target("W2", "time", 1.5), Target("W2", "memory", 1.5),
            Target("W3-f32", "time", 1.15), Target("W3-f64", "time", 1.15), Target("W4", "time", 2.5),
            Target("W4", "memory", 2.0), Target("W4", "recursion", None), Target("W5", "speed", 0.85),
-           Target("W6", "time", 2.0)]
+           Target("W6", "time", 2.0), Target("W7", "speed", 0.9), Target("W7", "ahead", None, "torch")]
 
 
 def add_ratios(results: list[dict]) -> None:
@@ -63,6 +66,9 @@ def verdicts(results: list[dict]) -> list[dict]:
             why = "not run" if r is None else r.get("reason") or "no floor in this run"
             out.append({**row, "met": None, "verdict": f"not measured ({why})"})
             continue
+        if t.metric == "ahead":
+            out.append(_ahead(row, r, by_cell.get((t.workload, t.peer)), t.peer))
+            continue
         if t.metric == "recursion":
             met = "recursion_limit" in r and "reason" not in r
             out.append({**row, "met": met, "verdict": "met: default limit kept, no RecursionError"
@@ -84,6 +90,17 @@ def verdicts(results: list[dict]) -> list[dict]:
             verdict = f"missed: {value:.2f}x, {100 * (value / t.limit - 1):.0f}% over {t.limit:g}x"
         out.append({**row, "value": value, "met": met, "verdict": verdict})
     return out
+
+
+def _ahead(row: dict, r: dict, other: dict | None, peer: str) -> dict:
+    """gradcli's speed over another peer's, both cells from this run (1.0: as fast)."""
+    if other is None or other["status"] != "ok":
+        why = "not run" if other is None else other.get("reason") or other["status"]
+        return {**row, "met": None, "verdict": f"not measured ({peer}: {why})"}
+    value = other["median_s"] / r["median_s"]
+    met = value > 1.0
+    return {**row, "value": value, "met": met, "cells": value,
+            "verdict": f"{'met' if met else 'missed'}: {value:.2f}x {peer}'s steps/s"}
 
 
 def machine() -> dict:

@@ -5,12 +5,13 @@ return the same outputs as the hand-written numpy floor, in the same order:
   W1 [y, dy/dx]                 W2 [y, dy/dx, dy/dw]
   W3 [loss, dX, dW1, db1, dW2]  W4 [sum(y), d sum(y)/dx]
   W5 [W1, b1, W2] after the training steps        W6 (no outputs: exit code 0)
+  W7 [W1, b1, W2, b2, final loss on the training part] after the epochs
 """
 from __future__ import annotations
 
 import numpy as np
 
-WORKLOADS = ["W1", "W2", "W3-f32", "W3-f64", "W4", "W5", "W6"]
+WORKLOADS = ["W1", "W2", "W3-f32", "W3-f64", "W4", "W5", "W6", "W7"]
 
 DESCRIPTIONS = {
     "W1": "scalar chain: 2000 x y = tanh(y * 1.0001 + 0.1), 0-d float64",
@@ -20,6 +21,8 @@ DESCRIPTIONS = {
     "W4": "deep chain: 100,000 x y = y * 0.999 + 0.001 on 16 float64",
     "W5": "training: 200 SGD steps (lr 0.1, clip_by_global_norm 1.0), W3's MLP at batch 128",
     "W6": "`gradcli run experiments/ste_sign_quantize_grad.yaml` (the demo) vs `python -c 'import numpy'`",
+    "W7": "training on data: 20 epochs of BinaryConnect (64-32-10, sign with the hard-tanh STE, "
+          "rmsprop 0.01, weights clipped to [-1, 1]) on digits, batch 64: 440 steps",
 }
 
 _MLP_FULL = dict(batch=1024, d_in=256, hidden=512, classes=10)
@@ -33,6 +36,8 @@ SIZES = {
     "W5": {"full": dict(_MLP_FULL, batch=128, steps=200, lr=0.1, clip=1.0, dtype="float64"),
            "quick": dict(_MLP_QUICK, batch=16, steps=10, lr=0.1, clip=1.0, dtype="float64")},
     "W6": {"full": dict(), "quick": dict()},
+    "W7": {"full": dict(epochs=20, batch=64, lr=0.01, seed=0),  # steps: from the data (make_data)
+           "quick": dict(epochs=1, batch=64, lr=0.01, seed=0)},
 }
 
 # W1's gradient underflows to exactly 0 after ~1600 steps (|dy/dy_prev| ~ 0.63), so
@@ -65,7 +70,32 @@ def make_data(workload: str, sizes: dict, seed: int = 0) -> dict:
         d["labels"] = rng.integers(0, c, b).astype(np.int64)
     elif kind == "w4":
         d["x"] = rng.uniform(-1.0, 1.0, d["width"])
+    elif kind == "w7":
+        d.update(digits_parts(d["seed"]))
+        d["steps"] = d["epochs"] * -(-len(d["y_train"]) // d["batch"])
+        d["W1"] = rng.uniform(-0.1, 0.1, (64, 32))
+        d["b1"] = np.zeros(32)
+        d["W2"] = rng.uniform(-0.1, 0.1, (32, 10))
+        d["b2"] = np.zeros(10)
     return d
+
+
+def digits_parts(seed: int) -> dict:
+    """scikit-learn's digits split (test 0.25) and standardized as spec-v2 defines it."""
+    from sklearn.datasets import load_digits  # the data extra; only W7 needs it
+
+    x, y = load_digits(return_X_y=True)
+    perm = np.random.default_rng([seed, 1]).permutation(len(x))
+    n_test = round(0.25 * len(x))
+    train = perm[n_test:]
+    x_train, y_train = x[train].astype(np.float64), y[train].astype(np.int64)
+    mean, std = x_train.mean(axis=0), x_train.std(axis=0)
+    return {"x_train": (x_train - mean) / np.where(std == 0, 1.0, std), "y_train": y_train}
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
+    """spec-v2: epoch e visits the training rows in default_rng([seed, 2, e]).permutation(n)."""
+    return np.random.default_rng([seed, 2, epoch]).permutation(n)
 
 
 def tolerance(workload: str) -> float:

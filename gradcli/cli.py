@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from . import __version__, render, runner
+from . import __version__, comparison, render, runner
 from . import output as outputs
 from .cli_common import (
     Failure,
@@ -171,8 +171,9 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
                for name, (_, exp, b) in zip(names, runs)]
     _require_all(results, names)
     done = iter(results)
-    comparisons = [runner.comparison([next(done) for _ in group], [label for label, _, _ in group],
-                                     tolerance) for group in groups]
+    comparisons = [comparison.comparison([next(done) for _ in group],
+                                         [label for label, _, _ in group], tolerance)
+                   for group in groups]
     from . import render_compare as layout
 
     if fmt == "json":

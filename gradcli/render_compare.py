@@ -1,6 +1,6 @@
 """Lay out a comparison of several runs: gradients, training and the notes that explain gaps.
 
-Nothing here compares; runner.compare and runner.compare_training decide.
+Nothing here compares; comparison.compare and comparison.compare_training decide.
 """
 from __future__ import annotations
 

@@ -103,3 +103,66 @@ def w6(d, variant=None) -> Case:
                 profile=lambda: import_profile(argv, cwd=str(REPO)))
     case.notes["command"] = " ".join(["gradcli", *argv[1:]])
     return case
+
+
+W7_SPEC = """\
+name: w7-binaryconnect
+description: bench W7, experiments/binaryconnect_digits.yaml with the workload's weights
+seed: {seed}
+data:
+  load: {{dataset: digits}}
+  features: X
+  labels: y
+  test: 0.25
+  standardize: true
+inputs:
+  W1: {{load: w7.npz, key: W1}}
+  b1: {{load: w7.npz, key: b1}}
+  W2: {{load: w7.npz, key: W2}}
+  b2: {{load: w7.npz, key: b2}}
+override_map:
+  sign: hardtanh
+let:
+  h: relu(X @ sign(W1) * 0.125 + b1)
+  logits: h @ sign(W2) * 0.25 + b2
+outputs:
+  loss: -mean(sum(one_hot(y, 10) * log_softmax(logits, axis=1), axis=1))
+wrt: [b2]
+train:
+  loss: loss
+  optimizer: {{name: rmsprop, lr: {lr}}}
+  batch_size: {batch}
+  epochs: {epochs}
+  constraints:
+    W1: clip(W1, -1, 1)
+    W2: clip(W2, -1, 1)
+"""
+
+
+def w7(d, variant=None) -> Case:
+    """The product's training on data: the spec loaded and built once (graph, gradients), then
+    gradcli.training's loop (the one `gradcli run` uses) over the numpy core's Trainee."""
+    import tempfile
+
+    from gradcli import backends
+    from gradcli.spec import load_spec
+    from gradcli.training import train
+
+    names = ("W1", "b1", "W2", "b2")
+    with tempfile.TemporaryDirectory() as tmp:
+        np.savez(Path(tmp) / "w7.npz", **{k: d[k] for k in names})
+        spec = Path(tmp) / "w7.yaml"
+        spec.write_text(W7_SPEC.format(**d))
+        experiment = load_spec(spec)
+    trainee = backends.build(experiment, "numpy").trainee()
+    initial = {k: d[k] for k in names}
+
+    def reset():
+        trainee.assign({k: v.copy() for k, v in initial.items()})
+        trainee.slots = {n: {} for n in trainee.names}  # RMSProp's mean square starts afresh
+
+    def run():
+        record = train(trainee, experiment)
+        return [*(record.final[k] for k in names), record.final_loss]
+
+    return Case(run, reset=reset)

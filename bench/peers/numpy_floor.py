@@ -108,3 +108,51 @@ def w6(d, variant=None) -> Case:
         return ()
 
     return Case(run, to_numpy=lambda out: [], child_peak_mb=lambda: last["maxrss_mb"])
+
+
+def binaryconnect(X, labels, W1, b1, W2, b2, grads: bool = True):
+    """Loss (and gradients) of BinaryConnect's 64-32-10 MLP: sign(W) forward, hard-tanh STE back."""
+    n = X.shape[0]
+    s1, s2 = np.sign(W1), np.sign(W2)
+    a1 = X @ s1 * 0.125 + b1
+    h = np.maximum(a1, 0.0)
+    logits = h @ s2 * 0.25 + b2
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    total = e.sum(axis=1, keepdims=True)
+    onehot = np.eye(10)[labels]
+    loss = -np.sum(onehot * (shifted - np.log(total))) / n
+    if not grads:
+        return loss
+    dlogits = (e / total - onehot) / n
+    gb2 = dlogits.sum(axis=0)
+    gW2 = np.where(np.abs(W2) <= 1, h.T @ dlogits * 0.25, 0.0)  # sign's hard-tanh straight-through
+    da1 = np.where(a1 > 0, dlogits @ s2.T * 0.25, 0.0)
+    gb1 = da1.sum(axis=0)
+    gW1 = np.where(np.abs(W1) <= 1, X.T @ da1 * 0.125, 0.0)
+    return loss, (gW1, gb1, gW2, gb2)
+
+
+def w7(d, variant=None) -> Case:
+    """The training loop as a person writes it: spec-v2's batches, RMSProp as tf.train, clip."""
+    from bench.workloads import epoch_order
+
+    X, y, batch, seed = d["x_train"], d["y_train"], d["batch"], d["seed"]
+    lr, rho, eps = (float(np.float32(v)) for v in (d["lr"], 0.9, 1e-10))  # tf.train's float32 constants
+
+    def run():
+        params = [d["W1"].copy(), d["b1"].copy(), d["W2"].copy(), d["b2"].copy()]
+        ms = [np.ones_like(p) for p in params]  # RMSProp's mean square starts at ones
+        for epoch in range(d["epochs"]):
+            order = epoch_order(len(y), seed, epoch)
+            for i in range(0, len(y), batch):
+                rows = order[i:i + batch]
+                _, grads = binaryconnect(X[rows], y[rows], *params)
+                for p, m, g in zip(params, ms, grads, strict=True):
+                    m += (g * g - m) * (1 - rho)
+                    p -= lr * g / np.sqrt(m + eps)
+                np.clip(params[0], -1, 1, out=params[0])
+                np.clip(params[2], -1, 1, out=params[2])
+        return (*params, binaryconnect(X, y, *params, grads=False))
+
+    return Case(run)

@@ -1,6 +1,7 @@
 """torch eager on CPU: torch.autograd.grad per run; custom gradient by torch.autograd.Function."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -96,5 +97,46 @@ def w5(d, variant=None) -> Case:
                 g.mul_(scale)
             opt.step()
         return [p.detach().clone() for p in params]
+
+    return Case(run, reset=reset)
+
+
+def w7(d, variant=None) -> Case:
+    """The idiomatic eager loop: SignSTE (hard-tanh) weights, cross_entropy, backward(),
+    RMSProp written as tf.train's kernel (torch.optim.RMSprop starts its mean square at zero and
+    adds epsilon outside the root, so it trains to other numbers), then clamp_."""
+    from bench.workloads import epoch_order
+
+    X, y = torch.as_tensor(d["x_train"]), torch.as_tensor(d["y_train"])
+    params = [torch.tensor(d[k], requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
+    lr, rho, eps = (float(np.float32(v)) for v in (d["lr"], 0.9, 1e-10))
+    orders = [torch.as_tensor(epoch_order(len(y), d["seed"], e)) for e in range(d["epochs"])]
+
+    def loss_of(X, y, W1, b1, W2, b2):
+        h = torch.relu(X @ SignSTE.apply(W1) * 0.125 + b1)
+        return F.cross_entropy(h @ SignSTE.apply(W2) * 0.25 + b2, y)
+
+    def reset():
+        with torch.no_grad():
+            for p, k in zip(params, ("W1", "b1", "W2", "b2"), strict=True):
+                p.copy_(torch.as_tensor(d[k]))
+
+    def run():
+        ms = [torch.ones_like(p) for p in params]
+        for order in orders:
+            for rows in torch.split(order, d["batch"]):
+                for p in params:
+                    p.grad = None
+                loss_of(X[rows], y[rows], *params).backward()
+                with torch.no_grad():
+                    for p, m in zip(params, ms, strict=True):
+                        g = p.grad
+                        m += (g * g - m) * (1 - rho)
+                        p -= lr * g / torch.sqrt(m + eps)
+                    params[0].clamp_(-1, 1)
+                    params[2].clamp_(-1, 1)
+        with torch.no_grad():
+            final = loss_of(X, y, *params)
+        return [*(p.detach().clone() for p in params), final]
 
     return Case(run, reset=reset)

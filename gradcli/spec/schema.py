@@ -262,6 +262,10 @@ def json_schema() -> dict:
                             additionalProperties=_object(FUNCTION, None, {
                                 "args": _d("argument names", type="array",
                                            items={"type": "string", "pattern": _NAME}),
+                                "let": _d("the function's own intermediates, in order; forward "
+                                          "and gradient see them", type="object",
+                                          propertyNames={"pattern": _NAME},
+                                          additionalProperties=_expression("an intermediate")),
                                 "forward": _expression("the forward computation over args"),
                                 "gradient": _gradients("one gradient per arg (dy is the "
                                                        "upstream gradient); none for none"),

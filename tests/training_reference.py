@@ -1,0 +1,251 @@
+"""Independent torch references for the training experiments (tests/test_training_experiments.py).
+
+Written from spec-v2's definitions, never from gradcli's code: the split,
+standardization and epoch order computed with numpy, the straight-through
+estimators as torch.autograd.Function, tf.compat.v1.train's update rules
+(hyper-parameters as float32 constants cast to float64), spec-v2's schedules
+and evaluation points, and the three models as the specs write them.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.datasets import load_digits
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+T = torch.float64
+
+
+# ----- spec-v2's data definitions, computed here with numpy -----
+
+def split(n: int, test: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(test rows, training rows): perm[:n_test] and perm[n_test:] of default_rng([seed, 1])."""
+    perm = np.random.default_rng([seed, 1]).permutation(n)
+    n_test = round(test * n)
+    return perm[:n_test], perm[n_test:]
+
+
+def parts(x: np.ndarray, y: np.ndarray, test: float, seed: int, standardize: bool) -> dict:
+    test_rows, train_rows = split(len(x), test, seed)
+    x_train, x_test = x[train_rows], x[test_rows]
+    if standardize:  # the training part's mean and std (ddof 0); a constant column is only centred
+        mean, std = x_train.mean(axis=0), x_train.std(axis=0)
+        std = np.where(std == 0, 1.0, std)
+        x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+    return {"train": (x_train, y[train_rows]), "test": (x_test, y[test_rows])}
+
+
+def batches(n_train: int, batch_size: int | None, seed: int, epoch: int):
+    """Epoch `epoch` visits default_rng([seed, 2, epoch]).permutation(n_train) in batches."""
+    order = np.random.default_rng([seed, 2, epoch]).permutation(n_train)
+    size = batch_size or n_train
+    return [order[i:i + size] for i in range(0, n_train, size)]
+
+
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    x, y = load_digits(return_X_y=True)
+    return x.astype(np.float64), y.astype(np.int64)
+
+
+def two_domains() -> tuple[np.ndarray, np.ndarray]:
+    """The csv's columns x1, x2, domain are the features; `label` is the label."""
+    rows = np.loadtxt(EXPERIMENTS / "data" / "two_domains.csv", delimiter=",", skiprows=1)
+    return rows[:, :3], rows[:, 3].astype(np.int64)
+
+
+# ----- the estimators, as a person would write them in torch -----
+
+class SignSTE(torch.autograd.Function):
+    """sign forward; backward dy (identity) or dy where |w| <= 1 (hardtanh)."""
+
+    @staticmethod
+    def forward(ctx, w, kind):
+        ctx.save_for_backward(w)
+        ctx.kind = kind
+        return torch.sign(w)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (w,) = ctx.saved_tensors
+        return (dy if ctx.kind == "identity" else torch.where(w.abs() <= 1, dy, 0.0)), None
+
+
+class RoundSTE(torch.autograd.Function):
+    """round half to even forward (torch.round, as tf.round); the same two backwards."""
+
+    @staticmethod
+    def forward(ctx, x, kind):
+        ctx.save_for_backward(x)
+        ctx.kind = kind
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return (dy if ctx.kind == "identity" else torch.where(x.abs() <= 1, dy, 0.0)), None
+
+
+class Reverse(torch.autograd.Function):
+    """Gradient reversal: identity forward, -scale * dy backward."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return -ctx.scale * dy, None
+
+
+def cross_entropy(logits, y, classes):
+    """-sum(one_hot * log_softmax) per row, as the specs write it."""
+    return -(torch.nn.functional.one_hot(y, classes).to(T) * torch.log_softmax(logits, dim=1)).sum(dim=1)
+
+
+def accuracy(logits, y):
+    return (logits.argmax(dim=1) == y).to(T).mean()
+
+
+# ----- tf.compat.v1.train's update rules, with float32 hyper-parameters -----
+
+def f32(v: float) -> float:
+    """A Python float as tf.train uses it on a float64 variable: float64(float32(v))."""
+    return float(np.float32(v))
+
+
+def learning_rate(lr: float, schedule: dict | None, t: int) -> float:
+    """spec-v2's schedules at step t."""
+    if not schedule:
+        return lr
+    (kind, p), = schedule.items()
+    if kind == "cosine":
+        return lr * 0.5 * (1 + math.cos(math.pi * min(t, p["steps"]) / p["steps"]))
+    if kind == "step":
+        return lr * p["gamma"] ** math.floor(t / p["every"])
+    return lr * p["gamma"] ** t
+
+
+class Optimizer:
+    """sgd, momentum (MomentumOptimizer, not nesterov) and rmsprop (RMSPropOptimizer, momentum 0)."""
+
+    def __init__(self, params: dict, name: str, hyper: dict, schedule: dict | None):
+        self.params, self.name, self.hyper, self.schedule = params, name, hyper, schedule
+        ones = name == "rmsprop"  # RMSProp's mean square starts at ones
+        self.slots = {k: torch.ones_like(p) if ones else torch.zeros_like(p) for k, p in params.items()}
+
+    def step(self, grads: dict, t: int) -> None:
+        lr = learning_rate(f32(self.hyper["lr"]), self.schedule, t)
+        with torch.no_grad():
+            for k, p in self.params.items():
+                g, slot = grads[k], self.slots[k]
+                if self.name == "sgd":
+                    p -= lr * g
+                elif self.name == "momentum":
+                    slot.mul_(f32(self.hyper["momentum"])).add_(g)
+                    p -= lr * slot
+                else:
+                    slot += (g * g - slot) * (1 - f32(0.9))
+                    p -= lr * g / torch.sqrt(slot + f32(1e-10))
+
+
+def train(model, params: dict, data: dict, *, seed: int, epochs: int, batch_size: int | None,
+          optimizer: str, hyper: dict, schedule=None, constraints=None, eval_every: int = 1) -> dict:
+    """spec-v2's training loop; returns the JSON `train` document's numbers.
+
+    model(params, x, y) -> (loss, {metric: value}) on torch tensors.
+    """
+    params = {k: torch.tensor(v, dtype=T, requires_grad=True) for k, v in params.items()}
+    tensors = {part: (torch.tensor(x, dtype=T), torch.tensor(y)) for part, (x, y) in data.items()}
+    opt = Optimizer(params, optimizer, hyper, schedule)
+    out = {"loss": [], "eval_steps": [], "metrics": {}}
+
+    def evaluate(t):
+        out["eval_steps"].append(t)
+        with torch.no_grad():
+            for part, (x, y) in tensors.items():
+                for name, value in model(params, x, y)[1].items():
+                    out["metrics"].setdefault(name, {}).setdefault(part, []).append(float(value))
+
+    t = 0
+    evaluate(0)
+    x_train, y_train = tensors["train"]
+    for epoch in range(epochs):
+        for rows in batches(len(y_train), batch_size, seed, epoch):
+            rows = torch.as_tensor(rows)
+            loss, _ = model(params, x_train[rows], y_train[rows])
+            out["loss"].append(loss.item())
+            grads = dict(zip(params, torch.autograd.grad(loss, list(params.values())), strict=True))
+            opt.step(grads, t)
+            if constraints:
+                with torch.no_grad():
+                    constraints(params)
+            t += 1
+        if (epoch + 1) % eval_every == 0:
+            evaluate(t)
+    if out["eval_steps"][-1] != t:
+        evaluate(t)
+    with torch.no_grad():
+        final_loss = float(model(params, x_train, y_train)[0])
+    out["final"] = {"loss": final_loss, **{m: {p: v[-1] for p, v in parts_.items()}
+                                           for m, parts_ in out["metrics"].items()}}
+    out.update(steps=t, epochs=epochs, params={k: p.detach().numpy() for k, p in params.items()})
+    return out
+
+
+# ----- the three models, as the specs write them -----
+
+def binaryconnect(kind: str):
+    def model(p, x, y):
+        h = torch.relu(x @ SignSTE.apply(p["W1"], kind) * 0.125 + p["b1"])
+        logits = h @ SignSTE.apply(p["W2"], kind) * 0.25 + p["b2"]
+        return cross_entropy(logits, y, 10).mean(), {"accuracy": accuracy(logits, y)}
+    return model
+
+
+def clip_weights(p):
+    p["W1"].clamp_(-1, 1)
+    p["W2"].clamp_(-1, 1)
+
+
+def quantized(kind: str):
+    def q(v, lo, hi):  # clip's gradient is dy inside [lo, hi] (bounds included), as tf.clip_by_value
+        return RoundSTE.apply(torch.clamp(v, lo, hi) * 3, kind) / 3
+
+    def model(p, x, y):
+        h = q(x @ q(p["W1"], -1, 1) * 0.25 + p["b1"], 0, 1)
+        logits = h @ q(p["W2"], -1, 1) * 2 + p["b2"]
+        return cross_entropy(logits, y, 10).mean(), {"accuracy": accuracy(logits, y)}
+    return model
+
+
+def softplus(z):
+    return torch.logaddexp(z, torch.zeros_like(z))  # log(1 + exp(z)) without torch's threshold
+
+
+def domain_adversarial(scale: float):
+    def model(p, x, y):
+        d = x[:, 2]
+        h = torch.tanh(x[:, 0:2] @ p["W"] + p["b"])
+        logits = h @ p["V"] + p["c"]
+        z = Reverse.apply(h, scale) @ p["u"] + p["e"]
+        domain_loss = torch.mean(softplus(z) - d * z)
+        loss = torch.sum(cross_entropy(logits, y, 2) * (1 - d)) / torch.sum(1 - d) + domain_loss
+        correct = (logits.argmax(dim=1) == y).to(T)
+        return loss, {"target_accuracy": torch.sum(correct * d) / torch.sum(d),
+                      "source_accuracy": torch.sum(correct * (1 - d)) / torch.sum(1 - d),
+                      "domain_loss": domain_loss}
+    return model
+
+
+def first_batch_gradient(model, params: dict, data: dict, *, seed: int, batch_size: int | None,
+                         name: str) -> np.ndarray:
+    """d loss / d params[name] on the first training batch of epoch 0, before any step."""
+    p = {k: torch.tensor(v, dtype=T, requires_grad=True) for k, v in params.items()}
+    x, y = data["train"]
+    rows = batches(len(y), batch_size, seed, 0)[0]
+    loss, _ = model(p, torch.tensor(x[rows], dtype=T), torch.tensor(y[rows]))
+    return torch.autograd.grad(loss, [p[name]])[0].numpy()
