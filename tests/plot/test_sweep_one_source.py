@@ -6,6 +6,8 @@ failed its expect but kept its result. The rules (docs/sweeps.md): a non-finite 
 left out of mean and std and counted; a failed run with a result is averaged. The oracle
 is numpy on the finite values written here, never gradcli.
 """
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -13,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from rich.console import Console
 
 from gradcli.cli import cli
 from gradcli.plot.sweep import sweep_figure, sweep_series
 from gradcli.plot.sweep_dir import load
-from gradcli.render_sweep import report_csv, report_json
+from gradcli.render_sweep import report_csv, report_json, report_tables
 from gradcli.sweep.results import csv_text
 from gradcli.sweep.stats import report
 
@@ -83,7 +86,13 @@ def test_the_report_json_and_the_plots_band_come_from_the_same_numbers(tmp_path)
     assert stats["grad_mean_norm"] == pytest.approx(np.sqrt(np.sum(gb ** 2)), rel=1e-15)
     assert stats["grad_std"] == pytest.approx(np.sqrt(np.mean(np.sum((g - gb) ** 2, 1))), rel=1e-15)
     assert stats["bias"] == pytest.approx(np.sqrt(np.sum((gb - tb) ** 2)), rel=1e-15)
-    assert "final_loss.nonfinite" in report_csv(report(docs, KEYS)).splitlines()[0]
+    rows = list(csv.DictReader(io.StringIO(report_csv(report(docs, KEYS)))))
+    assert [r["final_loss.nonfinite"] for r in rows] == ["1", "0"]
+    assert float(rows[0]["final_loss.mean"]) == groups[0]["columns"]["final_loss"]["mean"]
+    console = Console(width=200, record=True)
+    for table in report_tables(report(docs, KEYS)):
+        console.print(table)
+    assert "0.625 ± 0.177 (1 non-finite)" in console.export_text()
 
 
 def test_report_dir_shows_the_json_reports_numbers_and_counts(tmp_path):
