@@ -29,6 +29,17 @@ train:
   steps: 3
   metrics: {{size: sum(abs(w))}}
 """
+LOG = """name: log-{lr}
+inputs:
+  w: 1.0
+outputs:
+  loss: log(w)
+train:
+  loss: loss
+  optimizer: {{name: sgd, lr: {lr}}}
+  steps: 4
+  on_nonfinite: stop
+"""
 SQUARE = "name: square\ninputs:\n  x: [1.0, 2.0, 3.0]\noutputs:\n  y: sum(x * x)\n"
 BLOBS_TRAIN = ('train={loss: loss, optimizer: {name: sgd, lr: 0.5}, epochs: 3, batch_size: 8, '
                'metrics: {acc: "mean(cast((z > 0) == (y > 0), dtype(z)))"}}')
@@ -77,6 +88,8 @@ def numbers(value):
         return [n for v in value for n in numbers(v)]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return [json.dumps(value)]
+    if value in ("NaN", "Infinity", "-Infinity"):  # JSON's non-finite numbers
+        return [value]
     return []
 
 
@@ -91,7 +104,7 @@ def csv_numbers(rows):
 
 def assert_holds_every_number(doc, rows, markdown):
     assert Counter(csv_numbers(rows)) == Counter(numbers(doc))  # each leaf once, nothing else
-    shown = Counter(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+", markdown))
+    shown = Counter(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+|NaN|-?Infinity", markdown))
     floats = Counter(n for n in numbers(doc) if not n.lstrip("-").isdigit())
     assert not floats - shown, floats - shown  # every float at least as often as in JSON
     ints = {n for n in numbers(doc) if n.lstrip("-").isdigit()}
@@ -195,3 +208,24 @@ def test_several_specs_across_backends(tmp_path, quads):
     assert f"## =1+2 ({quads[0]}) across backends" in markdown
     assert "| step | numpy | torch |" in markdown
     assert markdown.count("### training loss side by side") == 1  # square has no curves
+
+
+def test_a_stopped_run_its_reason_and_birth(tmp_path):
+    """log(w) by sgd: w <- w - lr/w; from w = 1, lr 2 reaches w = -1 after one step, lr 0.5
+    reaches w = -0.5 after two: the loss is NaN there and training stops."""
+    paths = []
+    for lr in (2.0, 0.5):
+        paths.append(tmp_path / f"log{lr}.yaml")
+        paths[-1].write_text(LOG.format(lr=lr))
+    doc, rows, markdown = outputs(*map(str, paths), "--tolerance", "1e-9", code=1)
+    assert_holds_every_number(doc, rows, markdown)
+    for run, (step, losses) in enumerate(((1, ["0.0", "NaN"]), (2, ["0.0", repr(float(np.log(0.5))), "NaN"]))):
+        assert [cell(rows, section="curves", run=run, kind="loss", step=k)
+                for k in range(len(losses))] == losses
+        assert cell(rows, section="curves", run=run, kind="stopped.step") == str(step)
+        assert cell(rows, section="curves", run=run, kind="stopped.reason") == "non-finite loss"
+        assert cell(rows, section="curves", run=run, kind="stopped.nonfinite.op") == "log"
+        assert cell(rows, section="curves", run=run, kind="final", quantity="loss") == "NaN"
+    assert "| stopped | step 1: non-finite loss | step 2: non-finite loss |" in markdown
+    assert "### log-0.5 stopped: where the non-finite value was born" in markdown
+    assert f"| 1 | NaN | {json.dumps(float(np.log(0.5)))} |" in markdown
