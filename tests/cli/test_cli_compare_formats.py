@@ -229,3 +229,16 @@ def test_a_stopped_run_its_reason_and_birth(tmp_path):
     assert "| stopped | step 1: non-finite loss | step 2: non-finite loss |" in markdown
     assert "### log-0.5 stopped: where the non-finite value was born" in markdown
     assert f"| 1 | NaN | {json.dumps(float(np.log(0.5)))} |" in markdown
+
+
+def test_the_csv_example_of_docs_output_md(tmp_path):
+    """docs/output.md's spec, compared across numpy and torch, gives the rows the page shows."""
+    page = (ROOT / "docs" / "output.md").read_text()
+    spec = re.search(r"```yaml\n(.*?)```", page, re.S).group(1)
+    shown = re.search(r"```csv\n(.*?)```", page, re.S).group(1).splitlines()
+    shutil.copy(ROOT / "experiments" / "data" / "two_blobs.csv", tmp_path / "two_blobs.csv")
+    (tmp_path / "blobs.yaml").write_text(spec)
+    result = compare(str(tmp_path / "blobs.yaml"), "--backends", "numpy,torch", "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 140 and lines[0] == shown[0] and set(shown) <= set(lines)
