@@ -11,8 +11,7 @@ import io
 import json
 
 from .render_compare import comparison_json
-from .render_formats import (csv_leaves, csv_text, csv_value, md_code, md_records, md_table,
-                             md_text, md_value)
+from .render_formats import csv_leaves, csv_text, csv_value, md_code, md_records, md_table, md_text, md_value
 
 CSV_COLUMNS = ("comparison", "spec", "section", "run", "label", "output", "input", "quantity",
                "part", "step", "kind", "element", "value")
@@ -136,9 +135,12 @@ def _headers(labels: list[str]) -> list[str]:
 def _md_comparison(c: dict) -> list[str]:
     runs = _headers(c["runs"])
     verdict = ["max_diff", "within", "excused"]
-    lines = md_table("gradients side by side", ["output/input", *runs, "true", *verdict],
-                     [[md_code(f"{r['output']}/{r['input']}"), *map(md_value, r["overridden"]),
-                       md_value(r["true"]), *(md_value(r[k]) for k in verdict)] for r in c["rows"]])
+    lines = []
+    if c["rows"]:
+        lines += md_table("gradients side by side", ["output/input", *runs, "true", *verdict],
+                          [[md_code(f"{r['output']}/{r['input']}"), *map(md_value, r["overridden"]),
+                            md_value(r["true"]), *(md_value(r[k]) for k in verdict)]
+                           for r in c["rows"]])
     lines += _md_notes([(f"{r['output']}/{r['input']}", r["notes"]) for r in c["rows"]])
     if c["train"]:
         lines += md_table("training side by side", ["quantity", *runs, *verdict],

@@ -219,7 +219,8 @@ def test_a_stopped_run_its_reason_and_birth(tmp_path):
         paths[-1].write_text(LOG.format(lr=lr))
     doc, rows, markdown = outputs(*map(str, paths), "--tolerance", "1e-9", code=1)
     assert_holds_every_number(doc, rows, markdown)
-    for run, (step, losses) in enumerate(((1, ["0.0", "NaN"]), (2, ["0.0", repr(float(np.log(0.5))), "NaN"]))):
+    log_half = repr(float(np.log(0.5)))
+    for run, (step, losses) in enumerate(((1, ["0.0", "NaN"]), (2, ["0.0", log_half, "NaN"]))):
         assert [cell(rows, section="curves", run=run, kind="loss", step=k)
                 for k in range(len(losses))] == losses
         assert cell(rows, section="curves", run=run, kind="stopped.step") == str(step)
