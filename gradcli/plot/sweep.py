@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..printable import printable
+from ..sweep.stats import column_stats
 from . import marks, pyplot
 from .style import line_style, styled
-from ..sweep.stats import column_stats
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number
 
 
