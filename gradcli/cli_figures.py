@@ -37,7 +37,8 @@ def plot() -> None:
               "float input in wrt).")
 @click.option("--range", "span", default=None, metavar="LOW:HIGH",
               help="The values swept (default: the input's own min..max, widened).")
-@click.option("--points", type=int, default=401, show_default=True)
+@click.option("--points", type=int, default=401, show_default=True,
+              help="How many values of the input are swept, evenly over the range (2 to 100000).")
 @click.option("--backend", default=None, callback=backend_option,
               help="Run on this backend instead of the spec's.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
@@ -69,7 +70,9 @@ def plot_curve(spec, name, span, points, backend, overrides, output, max_memory)
 @max_memory
 @reports_errors
 def plot_train(specs, backends, overrides, output, max_memory) -> None:
-    """The training loss of each SPEC against steps, one line per spec (or per backend)."""
+    """The training loss of each SPEC against steps (and its final loss on the whole training
+    part as a star), and every train.metrics entry at its evaluation steps (training part
+    solid, test part dashed): one line per spec (or per backend)."""
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()

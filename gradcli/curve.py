@@ -26,9 +26,9 @@ class Curve:
 
     name: str             # the spec's name (the figure's title)
     backend: str
-    output: str           # the output plotted ("y", or "y[0]" for a tensor)
+    output: str           # the output plotted ("y", or "y[0]", "y[0, 0]" for a tensor)
     input: str            # the input swept (every element of it takes each x)
-    element: str          # "" for a scalar input, "[0]": the gradient's element plotted
+    element: str          # "" for a scalar input, "[0]", "[0, 0]": the gradient's element plotted
     x: np.ndarray
     forward: np.ndarray
     true: np.ndarray | None        # None where the spec's gradient is None (not connected)
@@ -137,8 +137,13 @@ def _sweep(experiment, name, backend, span, points, program) -> Curve:
             down.flat[0] -= step
             numeric.append((objective(up) - objective(down)) / (2 * step))
     return Curve(experiment.name, backend or experiment.backend,
-                 out if shape == () else f"{out}[0]", name, "" if base.ndim == 0 else "[0]",
+                 f"{out}{_first_index(len(shape))}", name, _first_index(base.ndim),
                  xs, np.array(forward), _series(true), _series(overridden), np.array(numeric))
+
+
+def _first_index(ndim: int) -> str:
+    """The index of element 0 in full: "" for a scalar, "[0]", "[0, 0]" for a matrix."""
+    return "" if ndim == 0 else "[" + ", ".join(["0"] * ndim) + "]"
 
 
 def _first(value) -> float | None:

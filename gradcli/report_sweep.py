@@ -73,7 +73,7 @@ def section(e: SweepEntry) -> str:
     for x, column, hue in wanted[:MAX_FIGURES]:
         series = sweep_series(s, x, column, hue)
         caption = (f"{column} against {x}" + (f", one line per {hue}" if hue else "")
-                   + ": mean ± 1 std over seeds" + "".join(f"; {n}" for n in series.notes()))
+                   + f": mean ± 1 std {series.over()}" + "".join(f"; {n}" for n in series.notes()))
         parts.append(_figure(sweep_figure(s.name, series), caption))
     same = constants(s)
     if same:

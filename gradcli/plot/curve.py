@@ -45,7 +45,8 @@ def curve_figure(curve):
         bottom.set_ylabel(f"{grad} (gradient)")
         every = "" if not curve.element else " (every element)"
         bottom.set_xlabel(f"{curve.input}{every}: input value swept")
-        bottom.legend(loc="best")
+        # below the axes: "best" does not avoid the shaded region (a fill is not a line)
+        bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
     return fig
 
 

@@ -1,22 +1,25 @@
-"""The sweep figure: a column of results.csv against a swept key, mean ± 1 std over seeds.
+"""The sweep figure: a column of results.csv against a swept key, mean ± 1 std over the runs
+that share each x (and hue) value: seeds and the other swept keys, named in the subtitle.
 
 `sweep_series` gathers what is drawn (testable without drawing): each point's mean, std and
 count are sweep/stats.column_stats of the runs' cells, the numbers of `gradcli sweep`'s report;
 `sweep_figure` draws it: one line per value of the hue key, a band of ±1 standard
 deviation (ddof 1) around each mean, the group sizes in the legend. A key whose values
-are not all numbers (override_map.sign: [identity, hardtanh]) gets a categorical axis.
+are not all numbers (override_map.sign: [identity, hardtanh]) gets a categorical axis,
+drawn as points with error bars (a line between unordered values would be made up).
 """
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..printable import printable
+from ..sweep.stats import column_stats
 from . import marks, pyplot
 from .style import line_style, styled
-from ..sweep.stats import column_stats
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number
 
 
@@ -48,9 +51,17 @@ class SweepSeries:
         if self.nonfinite:
             found.append(f"{self.nonfinite} run{'s' * (self.nonfinite != 1)} without a finite "
                          f"{self.y_column} left out")
-        if self.pooled:
-            found.append("pooled over " + ", ".join(self.pooled))
+        others = [k for k in self.pooled if k != "seed"]
+        if others:  # the subtitle names them too; the legend keeps them in view
+            found.append("pooled over " + ", ".join(others))
         return found
+
+    def over(self) -> str:
+        """What each point's mean and std are over: "over seed", "over seed, lr", or the
+        single run's value when nothing is pooled."""
+        if not self.pooled:
+            return "one run per point (nothing pooled)"
+        return "over " + ", ".join(self.pooled)
 
 
 def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> SweepSeries:
@@ -81,7 +92,14 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
         raise fail(f"nothing to draw: no run of {printable(sweep.path)} has a finite {printable(y)} "
                    f"({len(sweep.rows)} run{'s' * (len(sweep.rows) != 1)}, "
                    f"{len(sweep.failed)} failed)")
-    pooled = [k for k in sweep.keys if k not in (x, hue, "seed")]
+    # an x value none of whose runs has a finite y (all failed, say) is no point: no room for it
+    drawn = np.array([any(line.n[k] for line in lines) for k in range(len(x_values))], dtype=bool)
+    x_values = [v for v, keep in zip(x_values, drawn) if keep]
+    positions = (np.arange(len(x_values), dtype=np.float64) if categorical else positions[drawn])
+    for line in lines:
+        line.mean, line.std, line.n = line.mean[drawn], line.std[drawn], line.n[drawn]
+    # what a point averages over: the other swept keys that take more than one value
+    pooled = [k for k in sweep.keys if k not in (x, hue) and len(sweep.values(k)) > 1]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
                        failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled)
 
@@ -106,13 +124,19 @@ def sweep_figure(title: str, series: SweepSeries):
     with styled(plt):
         fig, ax = plt.subplots(figsize=(7.2, 4.6), layout="constrained")
         fig.suptitle(printable(title), fontweight="bold")
-        ax.set_title(f"{printable(series.y_column)} against {printable(series.x_key)}: mean ± 1 std "
-                     "over seeds (ddof 1)", fontsize=9.5)
+        subtitle = (f"{printable(series.y_column)} against {printable(series.x_key)}: mean ± 1 std "
+                    f"(ddof 1) {printable(series.over())}")
+        ax.set_title(textwrap.fill(subtitle, 95), fontsize=9.5)
         for i, line in enumerate(series.lines):
             style = line_style(i)
             x = series.positions + (_dodge(i, len(series.lines)) if series.categorical else 0.0)
             label = f"{printable(line.label)} ({sizes(line.n)})"
             band = np.isfinite(line.std)
+            if series.categorical:  # no order between the values: points with error bars, no line
+                ax.errorbar(x, line.mean, yerr=np.where(band, line.std, np.nan), linestyle="none",
+                            marker=style["marker"], markersize=6, color=style["color"],
+                            elinewidth=1.2, capsize=4, label=label, gid=f"mean:{line.label}")
+                continue
             if band.any():
                 ax.fill_between(x, line.mean - line.std, line.mean + line.std, where=band,
                                 color=style["color"], alpha=0.18, linewidth=0,
@@ -141,7 +165,9 @@ def sweep_figure(title: str, series: SweepSeries):
             handles.append(plt.Line2D([], [], linestyle="none"))
             labels.append(note)
         title_text = f"{printable(series.hue_key)}" if series.hue_key else None
-        ax.legend(handles, labels, loc="best", title=title_text)
+        # below the axes: "best" would not avoid the bands (a fill is not a line)
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                  ncols=2 if len(labels) > 3 else 1, title=title_text)
     return fig
 
 

@@ -1,11 +1,15 @@
 """Training curves: the loss and every metric against steps, one line per run.
 
 A run is (label, {quantity: {"train": values, "test": values or absent,
-"steps": x or absent}}): the loss has a value per step (x 0, 1, ...), a metric
-one per evaluation (x its eval_steps). Each quantity gets its own axes; a run
-keeps its colour and marker throughout, its training part solid, its test part
-dashed; where a quantity has both parts, the legend names them (`label (train)`,
-`label (test)`).
+"steps": x or absent, "final": {"step", "value", "label"} or absent}}): the loss has
+a value per step (x 0, 1, ...), a metric one per evaluation (x its eval_steps).
+Each quantity gets its own axes; a run keeps its colour and marker throughout, its
+training part solid, its test part dashed; where a quantity has both parts, the legend
+names them (`label (train)`, `label (test)`). The final loss (TrainRecord.final_loss,
+on the whole training part) is its own marker, not one more point of the batch-loss line:
+with data it is another quantity than the batch losses, and joining them draws a jump.
+Runs whose lines would lie on top of each other (numpy and torch of one spec) are said so
+in the legend, and the one underneath is drawn wider so that both stay visible.
 """
 from __future__ import annotations
 
@@ -15,18 +19,33 @@ from . import marks, pyplot
 from .style import line_style, styled
 
 PARTS = (("train", "-"), ("test", "--"))  # the training part solid, the held-out part dashed
+OVERLAP = 2e-3      # lines closer than this share of the axes' span look like one line
+FINAL_MARKER = "*"
 
 
-def loss_series(record) -> list:
-    """The loss before each step and, as the last point, after the final step."""
-    final = [] if record.final_loss is None else [record.final_loss]
-    return [*record.loss, *final]
+def loss_points(record) -> tuple[list, dict | None]:
+    """(the loss before each step, the final loss as {"step", "value", "label"} or None).
+
+    The final loss is after record.steps updates. A run stopped by a non-finite loss has
+    one loss more than steps (the stopping step's); without data its final loss is that
+    same number at the same step, so it is not drawn twice."""
+    loss = list(record.loss)
+    if record.final_loss is None:
+        return loss, None
+    steps = record.steps if record.steps or not loss else len(loss)
+    with_data = record.epochs is not None
+    if not with_data and len(loss) > steps:
+        return loss, None
+    label = "final, whole training part" if with_data else f"final, after {steps} steps"
+    return loss, {"step": steps, "value": record.final_loss, "label": label}
 
 
 def record_series(record, loss_name: str) -> dict:
-    """A TrainRecord's quantities for train_figure: `loss (<name>)` per step, then each metric
-    at its evaluation points, on the training and (when there is one) the test part."""
-    series = {f"loss ({loss_name})": {"train": loss_series(record)}}
+    """A TrainRecord's quantities for train_figure: `loss (<name>)` per step with its final
+    value, then each metric at its evaluation points, on the training and (when there is
+    one) the test part."""
+    loss, final = loss_points(record)
+    series = {f"loss ({loss_name})": {"train": loss, **({"final": final} if final else {})}}
     for metric, parts in record.metrics.items():
         series[metric] = {part: values for part, values in parts.items() if part in ("train", "test")}
         series[metric]["steps"] = list(record.eval_steps)
@@ -46,6 +65,27 @@ def training_runs(runs: list, *, several_specs: bool) -> list:
     return found
 
 
+def overlaps(lines: list) -> tuple[list, list]:
+    """For lines [(name, y)] of one axes: (the earlier line each lies on top of, or None;
+    how many later lines lie on each). Alike means the same length and every point within
+    OVERLAP of the axes' finite span (NaN where the other is NaN)."""
+    finite = np.concatenate([y[np.isfinite(y)] for _, y in lines]) if lines else np.array([])
+    span = float(finite.max() - finite.min()) if finite.size else 0.0
+    atol = OVERLAP * max(span, 1e-12)
+    under, depth = [None] * len(lines), [0] * len(lines)
+    for i, (_, y) in enumerate(lines):
+        for j in range(i):
+            other = lines[j][1]
+            if len(other) == len(y) and np.allclose(y, other, rtol=0, atol=atol, equal_nan=True):
+                under[i] = lines[j][0]
+                break
+        for j in range(i + 1, len(lines)):
+            other = lines[j][1]
+            if len(other) == len(y) and np.allclose(y, other, rtol=0, atol=atol, equal_nan=True):
+                depth[i] += 1
+    return under, depth
+
+
 def train_figure(title: str, runs: list, units: dict | None = None):
     """A Figure with one axes per quantity, steps along x; log y when a quantity spans more
     than two decades; a non-finite step is marked at the axes' edge as plot curve marks it
@@ -58,26 +98,48 @@ def train_figure(title: str, runs: list, units: dict | None = None):
                                  figsize=(7.2, 2.2 + 2.4 * len(quantities)))
         fig.suptitle(title, fontweight="bold")
         for ax, quantity in zip(axes[:, 0], quantities):
-            every = []
-            for i, (label, series) in enumerate(runs):
-                style = line_style(i)
-                for part, dash in PARTS:
-                    values = series.get(quantity, {}).get(part)
-                    if values is None:
-                        continue
-                    y = np.asarray(values, dtype=np.float64)
-                    x = np.asarray(series[quantity].get("steps", np.arange(len(y))))[:len(y)]
-                    every.append(y)
-                    both = "test" in series[quantity]  # then the parts are named, not implied
-                    name = f"{label} ({part})" if both else label
-                    ax.plot(x, y, color=style["color"], linestyle=dash,
-                            marker=style["marker"], markersize=4,
-                            markevery=max(1, len(y) // 20), label=name, gid=f"{quantity}:{name}")
-                    marks.draw_edges(ax, x, marks.nonfinite(y), name, style["color"])
-            if every and marks.spans_decades(np.concatenate(every)):
-                ax.set_yscale("log")
+            _quantity(ax, quantity, runs)
             ax.set_ylabel(units.get(quantity, quantity))
             ax.legend(loc="best")
         axes[-1, 0].set_xlabel("training step (optimizer updates before the value)")
         axes[-1, 0].xaxis.get_major_locator().set_params(integer=True)
     return fig
+
+
+def _quantity(ax, quantity: str, runs: list) -> None:
+    """One axes: every run's parts of the quantity, then each run's final marker."""
+    drawn = []  # (name, y, x, style index, dash)
+    for i, (label, series) in enumerate(runs):
+        for part, dash in PARTS:
+            values = series.get(quantity, {}).get(part)
+            if values is None:
+                continue
+            y = np.asarray(values, dtype=np.float64)
+            x = np.asarray(series[quantity].get("steps", np.arange(len(y))))[:len(y)]
+            both = "test" in series[quantity]  # then the parts are named, not implied
+            drawn.append((f"{label} ({part})" if both else label, y, x, i, dash))
+    finals = [(label, series[quantity]["final"], i) for i, (label, series) in enumerate(runs)
+              if "final" in series.get(quantity, {})]
+    under, depth = overlaps([(name, y) for name, y, *_ in drawn])
+    for (name, y, x, i, dash), below, wider in zip(drawn, under, depth):
+        style = line_style(i)
+        every = max(1, len(y) // 20)
+        start = (i * every) // max(1, len(runs))  # markers of overlapping runs side by side
+        shown = name if below is None else f"{name}, overlaps {below}"
+        ax.plot(x, y, color=style["color"], linestyle=dash, linewidth=1.8 + 1.8 * wider,
+                marker=style["marker"], markersize=4 + 2.5 * wider, markevery=(start, every),
+                label=shown, gid=f"{quantity}:{name}", zorder=2 + i)
+        marks.draw_edges(ax, x, marks.nonfinite(y), name, style["color"])
+    for label, final, i in finals:
+        style = line_style(i)
+        name = f"{label}, {final['label']}"
+        value = np.asarray([final["value"]], dtype=np.float64)
+        x = np.asarray([final["step"]])
+        if np.isfinite(value).all():
+            ax.plot(x, value, linestyle="none", marker=FINAL_MARKER, markersize=12,
+                    color=style["color"], markeredgecolor="black", markeredgewidth=0.7,
+                    label=name, gid=f"{quantity}:{name}", zorder=10)
+        marks.draw_edges(ax, x, marks.nonfinite(value), name, style["color"])
+    every = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
+    if every and marks.spans_decades(np.concatenate(every)):
+        ax.set_yscale("log")

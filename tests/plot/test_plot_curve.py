@@ -92,3 +92,15 @@ def test_broken_puts_a_gap_inside_each_jump():
     bx, by = marks.broken([0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 5.0, 5.0])
     np.testing.assert_array_equal(bx, [0.0, 1.0, np.nan, 2.0, 3.0])
     np.testing.assert_array_equal(by, [0.0, 0.0, np.nan, 5.0, 5.0])
+
+
+def test_a_matrix_input_is_labelled_with_the_whole_index_of_the_element_plotted():
+    from gradcli.plot.curve import curve_figure
+    from gradcli.spec import load_spec_text
+    spec = "name: m\ninputs: {W: [[0.5, -1.0], [0.25, 2.0]]}\noutputs:\n  y: W * W\n"
+    curve = sweep(load_spec_text(spec, path="m.yaml"), "W", span=(-1.0, 1.0), points=5)
+    assert (curve.output, curve.element) == ("y[0, 0]", "[0, 0]")
+    top, bottom = curve_figure(curve).axes
+    assert bottom.get_ylabel() == "∂y[0, 0]/∂W[0, 0] (gradient)"
+    np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), 2 * np.linspace(-1, 1, 5))
+    assert bottom.get_legend().get_bbox_to_anchor().y0 < bottom.get_window_extent().y0  # below

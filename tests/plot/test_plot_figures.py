@@ -115,11 +115,19 @@ def test_plot_train_draws_the_loss_per_step_and_goes_log_past_two_decades(tmp_pa
     assert ax.get_yscale() == scale
     assert ax.get_xlabel().startswith("training step") and ax.get_ylabel() == "loss (loss)"
     expected = descent_losses(steps)
+    drawn = {line.get_gid(): line for line in ax.get_lines()}
     for backend in ("numpy", "torch"):
-        line = lines(ax)[backend]
-        np.testing.assert_array_equal(line.get_xdata(), np.arange(steps + 1))
-        np.testing.assert_allclose(line.get_ydata(), expected, rtol=1e-12)
-    assert lines(ax)["numpy"].get_color() != lines(ax)["torch"].get_color()
+        line = drawn[f"loss (loss):{backend}"]  # the loss before each step ...
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(steps))
+        np.testing.assert_allclose(line.get_ydata(), expected[:-1], rtol=1e-12)
+        final = drawn[f"loss (loss):{backend}, final, after {steps} steps"]  # ... and after the last
+        assert final.get_linestyle() == "None" and final.get_marker() == "*"
+        np.testing.assert_array_equal(final.get_xdata(), [steps])
+        np.testing.assert_allclose(final.get_ydata(), expected[-1:], rtol=1e-12)
+    # the same run twice: the legend says so, and the line underneath is drawn wider
+    assert set(lines(ax)) >= {"numpy", "torch, overlaps numpy"}
+    assert lines(ax)["numpy"].get_color() != lines(ax)["torch, overlaps numpy"].get_color()
+    assert lines(ax)["numpy"].get_linewidth() > lines(ax)["torch, overlaps numpy"].get_linewidth()
 
 
 def test_each_file_type_by_extension(tmp_path):
@@ -236,8 +244,10 @@ def test_plot_train_marks_a_diverged_loss_at_the_top_not_at_the_bottom(tmp_path,
                     "--output", str(tmp_path / "t.png"))
     assert result.exit_code == 0, result.stderr
     (ax,) = drawn["fig"].axes
-    np.testing.assert_allclose(lines(ax)["diverge"].get_ydata(), expected, rtol=1e-12)
-    assert edge_marks(ax, "diverge") == {"+inf": ([1, 2], {0.97}, "^"), "NaN": ([3], {0.03}, "X")}
+    np.testing.assert_allclose(lines(ax)["diverge"].get_ydata(), expected[:-1], rtol=1e-12)
+    assert edge_marks(ax, "diverge") == {"+inf": ([1, 2], {0.97}, "^")}
+    # the loss after the last step (NaN) is the final marker's, marked at the bottom edge
+    assert lines(ax)["diverge, final, after 3 steps: NaN"].get_xdata() == [3]
     assert edge_marks(ax, "descent") == {}
 
 

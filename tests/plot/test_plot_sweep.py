@@ -317,3 +317,52 @@ def test_a_directory_written_by_gradcli_sweep_gives_its_own_grouped_report():
             for name, values in per.items():
                 for key, value in values.items():
                     assert stats[out][name][key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
+
+
+def test_a_categorical_x_is_points_with_error_bars_never_a_line_or_band(sweep_dir):
+    path, rows = sweep_dir
+    series = sweep_series(load(path), "override_map.sign", "final_loss")
+    (ax,) = sweep_figure("ste-lr", series).axes
+    marked = [li for li in ax.get_lines() if li.get_gid() == "mean:mean"]
+    assert marked and all(li.get_linestyle() == "None" for li in marked)  # no line, caps neither
+    (drawn,) = [li for li in marked if li.get_marker() == "o"]
+    want = [expected(rows, "override_map.sign", s, "final_loss") for s in SIGNS]
+    np.testing.assert_allclose(drawn.get_ydata(), [np.mean(w) for w in want], rtol=1e-14)
+    assert not [c for c in ax.collections if str(c.get_gid()).startswith("band:")]
+    # the error bars are there: one vertical segment per category, mean ± std (ddof 1)
+    bars = [c for c in ax.collections if c.get_segments() and len(c.get_segments()) == 2]
+    ends = sorted(tuple(sorted(seg[:, 1])) for seg in bars[0].get_segments())
+    assert ends == sorted((np.mean(w) - np.std(w, ddof=1), np.mean(w) + np.std(w, ddof=1))
+                          for w in want)
+
+
+def test_the_subtitle_says_what_a_point_pools_over_and_a_one_value_key_is_not_pooled(sweep_dir):
+    path, _ = sweep_dir
+    (ax,) = sweep_figure("s", sweep_series(load(path), "seed", "final_loss",
+                                           "override_map.sign")).axes
+    assert ax.get_title() == "final_loss against seed: mean ± 1 std (ddof 1) over train.optimizer.lr"
+    sweep = load(path)
+    sweep.rows = [r for r in sweep.rows if r["train.optimizer.lr"] == "0.1"]  # one lr only
+    series = sweep_series(sweep, "override_map.sign", "final_loss")
+    assert series.pooled == ["seed"] and series.notes() == []
+    (ax,) = sweep_figure("s", series).axes
+    assert ax.get_title().endswith("mean ± 1 std (ddof 1) over seed")
+    assert not any("pooled" in t.get_text() for t in ax.get_legend().get_texts())
+    sweep.rows = [r for r in sweep.rows if r["seed"] == "0"]
+    assert sweep_series(sweep, "override_map.sign", "final_loss").over() == \
+        "one run per point (nothing pooled)"
+
+
+def test_an_x_value_whose_runs_all_failed_takes_no_room_on_the_axis(sweep_dir):
+    path, _ = sweep_dir
+    sweep = load(path)
+    for r in sweep.rows:  # every lr 1.0 run failed without a result
+        if r["train.optimizer.lr"] == "1.0":
+            sweep.failed.add(r["run"])
+            for c in sweep.columns:
+                r[c] = ""
+    series = sweep_series(sweep, "train.optimizer.lr", "final_loss", "override_map.sign")
+    assert series.x_values == ["0.01", "0.1"] and series.failed == 6
+    (ax,) = sweep_figure("s", series).axes
+    lo, hi = ax.get_xlim()
+    assert 0.01 > lo > 0.001 and 0.1 < hi < 0.5

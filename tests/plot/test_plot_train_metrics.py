@@ -5,6 +5,7 @@ The TrainRecords are written by hand here; what is checked is where each number 
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from gradcli.backends.program import TrainRecord
 from gradcli.plot import figure_bytes
@@ -36,9 +37,12 @@ def test_each_metric_has_its_axes_at_the_evaluation_steps_train_solid_test_dashe
     assert loss_ax.get_yscale() == "log"    # 1 down to 1e-6: six decades
     assert acc_ax.get_yscale() == "linear"  # 0.25 .. 1
     loss = by_label(loss_ax)
-    np.testing.assert_array_equal(loss["a"].get_xdata(), np.arange(7))
-    np.testing.assert_array_equal(loss["a"].get_ydata(), [1, 0.1, 0.01, 1e-3, 1e-4, 1e-5, 1e-6])
-    np.testing.assert_array_equal(loss["b"].get_ydata(), [1.0, 0.9, 0.8, 0.7])
+    np.testing.assert_array_equal(loss["a"].get_xdata(), np.arange(6))
+    np.testing.assert_array_equal(loss["a"].get_ydata(), [1, 0.1, 0.01, 1e-3, 1e-4, 1e-5])
+    np.testing.assert_array_equal(loss["a, final, after 6 steps"].get_xdata(), [6])
+    np.testing.assert_array_equal(loss["a, final, after 6 steps"].get_ydata(), [1e-6])
+    np.testing.assert_array_equal(loss["b"].get_ydata(), [1.0, 0.9, 0.8])
+    np.testing.assert_array_equal(loss["b, final, after 3 steps"].get_ydata(), [0.7])
     acc = by_label(acc_ax)
     assert set(acc) == {"a (train)", "a (test)", "b"}  # b has no test part
     np.testing.assert_array_equal(acc["a (train)"].get_xdata(), [0, 2, 4, 6])
@@ -55,3 +59,72 @@ def test_the_figure_renders_to_png(tmp_path):
     png = figure_bytes(figure(), "png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "train.png").write_bytes(png)
+
+
+def points(ax) -> dict:
+    """{label: (x, y, marker, linestyle)} of every line of an axes (edge marks included)."""
+    return {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()), line.get_marker(),
+                               line.get_linestyle()) for line in ax.get_lines()}
+
+
+def test_with_data_the_final_loss_is_its_own_marker_not_the_end_of_the_batch_line():
+    """Batch losses 2.0, 1.5, 1.8 (3 steps, 1 epoch); the whole training part's loss after
+    them is 0.9: drawn alone at step 3, not joined to the batch line."""
+    record = TrainRecord(loss=[2.0, 1.5, 1.8], params={}, gradients=[], final_loss=0.9, steps=3,
+                         epochs=1)
+    exp = SimpleNamespace(name="d", path="d.yaml", train=SimpleNamespace(loss="xent"))
+    fig = train_figure("d", training_runs([(exp, None, SimpleNamespace(train=record, backend="numpy"))],
+                                          several_specs=False))
+    (ax,) = fig.axes
+    assert points(ax) == {"d": ([0, 1, 2], [2.0, 1.5, 1.8], "o", "-"),
+                          "d, final, whole training part": ([3], [0.9], "*", "None")}
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["d", "d, final, whole training part"]
+
+
+def test_a_run_stopped_at_step_1_ends_at_step_1(tmp_path, monkeypatch):
+    """log(x) with sgd lr 0.4 from x = [0.5, 1]: gradient 1/x = [2, 1], so x becomes
+    [-0.3, 0.6] and the loss before step 1 is NaN; training stops there. The figure ends at
+    step 1 with one NaN mark, not at a step 2 that never happened."""
+    from click.testing import CliRunner
+
+    import gradcli.plot.train as module
+    from gradcli.cli import cli
+    x = np.array([0.5, 1.0])
+    first = float(np.sum(np.log(x)))
+    with np.errstate(invalid="ignore"):
+        second = float(np.sum(np.log(x - 0.4 / x)))
+    assert np.isnan(second)
+    spec = tmp_path / "nan.yaml"
+    spec.write_text("name: nanstop\ninputs:\n  x: [0.5, 1.0]\noutputs:\n  loss: sum(log(x))\n"
+                    "train: {optimizer: {name: sgd, lr: 0.4}, steps: 5}\n")
+    drawn, figure = {}, module.train_figure
+
+    def keep(title, runs, units=None):
+        drawn["fig"] = fig = figure(title, runs, units)
+        return fig
+    monkeypatch.setattr(module, "train_figure", keep)
+    result = CliRunner().invoke(cli, ["plot", "train", str(spec), "--output", str(tmp_path / "t.png")])
+    assert result.exit_code == 0, result.output
+    (ax,) = drawn["fig"].axes
+    found = points(ax)
+    assert set(found) == {"nanstop", "nanstop: NaN"}
+    xs, ys, _, _ = found["nanstop"]
+    assert xs == [0, 1] and ys[0] == pytest.approx(first, rel=1e-6) and np.isnan(ys[1])
+    assert found["nanstop: NaN"][0] == [1]
+    assert max(x for xs, *_ in found.values() for x in xs) == 1
+
+
+def test_a_stopped_run_with_data_keeps_its_final_marker_at_the_stopping_step():
+    record = TrainRecord(loss=[2.0, 1.0, float("nan")], params={}, gradients=[], final_loss=0.5,
+                         steps=2, epochs=1)
+    from gradcli.plot.train import loss_points
+    assert loss_points(record) == ([2.0, 1.0, record.loss[2]],
+                                   {"step": 2, "value": 0.5, "label": "final, whole training part"})
+
+
+def test_two_runs_apart_are_not_called_overlapping_and_alike_ones_are():
+    from gradcli.plot.train import overlaps
+    a = np.array([1.0, 0.5, 0.25])
+    under, depth = overlaps([("numpy", a), ("torch", a + 1e-6), ("jax", a * 2)])
+    assert under == [None, "numpy", None] and depth == [1, 0, 0]
