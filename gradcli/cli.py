@@ -233,7 +233,7 @@ def list_(what) -> None:
     from rich.table import Table
 
     from . import backends
-    from .opset import BUILTIN_GRADIENTS, OPS
+    from .ops import BUILTIN_GRADIENTS, LANGUAGE_FORMS, OPS
     out, _ = consoles()
     table = Table(show_header=True)
     if what == "ops":
@@ -241,6 +241,8 @@ def list_(what) -> None:
         table.add_column("what it does")
         for spec in OPS.values():
             table.add_row(Text(spec.signature), Text(spec.doc))  # Text: "[lo, hi]" is not markup
+        for form, doc in LANGUAGE_FORMS.items():
+            table.add_row(Text(form), Text(doc))
     elif what == "gradients":
         table.add_column("gradient")
         table.add_column("backward pass")
