@@ -207,12 +207,22 @@ def check(specs, overrides, strict) -> None:
     out, err = consoles()
     codes = []
     for path in specs:
-        exp = attempt(path, lambda path=path: load_one(path, overrides, strict, err), err)
+        exp = attempt(path, lambda path=path: check_one(path, overrides, strict, err), err)
         if isinstance(exp, Failure):
             codes.append(exp.exit_code)
         else:
             out.print(Text.assemble(("ok ", "green"), printable(f"{exp.path} ({exp.name})")))
     raise SystemExit(worst(codes))
+
+
+def check_one(path, overrides, strict: bool, err):
+    """load_one, then each value of the spec's sweep: block applied (spec/sweepcheck)."""
+    from .spec.document import Source, compose, read_file
+    from .spec.sweepcheck import check_sweep
+    experiment = load_one(path, overrides, strict, err)
+    if "sweep" in experiment.raw:
+        check_sweep(compose(Source(str(path), read_file(path))), str(path), overrides)
+    return experiment
 
 
 @cli.command(name="list")

@@ -16,7 +16,7 @@ import click
 from rich.text import Text
 
 from . import output as outputs
-from .cli_common import consoles, file_console, max_memory, reports_errors
+from .cli_common import backend_option, consoles, file_console, max_memory, reports_errors
 from .errors import GradcliError, SpecError
 
 DASK_HINT = "pip install 'gradcli[dask]'"
@@ -28,6 +28,10 @@ TIMEOUT_VARIABLE = "GRADCLI_DASK_TIMEOUT"  # how long to try reaching --schedule
 @click.option("--param", "params", multiple=True, metavar="KEY=V1,V2,...",
               help="Sweep a dotted key (as --set) over these values; replaces the key in the "
                    "spec's sweep block or adds it to the grid (repeatable).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="As for run: set a key in every run (before the swept values; repeatable).")
+@click.option("--backend", default=None, metavar="NAME", callback=backend_option,
+              help="Run every run on this backend (as --set backend=NAME).")
 @click.option("--seeds", default=None, metavar="N | A:B",
               help="Sweep seed over 0…N−1, or A…B−1 (as Python's range).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
@@ -49,14 +53,15 @@ TIMEOUT_VARIABLE = "GRADCLI_DASK_TIMEOUT"  # how long to try reaching --schedule
                    "them; they cost one forward pass per input element).")
 @max_memory
 @reports_errors
-def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, numeric,
+def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, out, fmt, output, numeric,
           max_memory) -> None:
     """Run SPEC once per combination of the swept keys and report the runs grouped by every
     swept key but seed, with the statistics of the overridden gradient across seeds."""
     from . import render
     from .spec import load_spec_text
-    from .spec.document import read_file
+    from .spec.document import Source, compose, read_file
     from .spec.sweep import build_sweep, parse_param
+    from .spec.sweepcheck import check_sweep
     from .sweep import execute, results, stats
     from .sweep.grid import axes, grid, parse_seeds
 
@@ -66,13 +71,15 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
     _, err = consoles()
     path = str(spec)
     text = read_file(spec)
-    base = load_spec_text(text, path=path)  # the spec itself must load: exit 2 before any run
-    the_grid = grid(axes(build_sweep(_sweep_node(text, path)),
-                         [parse_param(p) for p in params],
+    sets = tuple(overrides) + (() if backend is None else (f"backend={backend}",))
+    base = load_spec_text(text, path=path, overrides=sets)  # exit 2 before any run
+    param_axes = [parse_param(p) for p in params]
+    check_sweep(compose(Source(path, text)), path, sets, param_axes)  # each value, before any run
+    the_grid = grid(axes(build_sweep(_sweep_node(text, path)), param_axes,
                          None if seeds is None else parse_seeds(seeds)))
     runs = [(r.id, r.params) for r in the_grid.runs]
     texts = out is not None  # run files are written only with --out
-    worker = execute.Worker(text, path, render.to_json, numeric, max_memory, texts)
+    worker = execute.Worker(text, path, render.to_json, numeric, max_memory, texts, sets)
     try:  # the first run's spec must load too: a bad value fails here, not in every run
         worker.experiment(runs[0][1])
     except SpecError as exc:
@@ -83,7 +90,8 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
     if out is not None:
         place = results.ResultsDir(out, {"spec": path, "spec_text": text,
                                          "keys": list(the_grid.keys),
-                                         "runs": [{"run": i, "params": p} for i, p in runs]})
+                                         "runs": [{"run": i, "params": p} for i, p in runs],
+                                         **({"set": list(sets)} if sets else {})})
         place.open()
     docs = place.finished() if place is not None else {}
     todo = [(i, p) for i, p in runs if i not in docs]
@@ -95,13 +103,13 @@ def sweep(spec, params, seeds, jobs, use_dask, scheduler, out, fmt, output, nume
     try:
         if client is not None:
             finished = execute.dask_runs(client, todo, text, str(Path(path).resolve()),
-                                         render.to_json, numeric, max_memory, texts)
+                                         render.to_json, numeric, max_memory, texts, sets)
         elif jobs == 1 or len(todo) <= 1:
             finished = execute.local_runs(todo, worker)
         else:
             pool = True
             finished = execute.pool_runs(todo, min(jobs, len(todo)), text, path, render.to_json,
-                                         numeric, max_memory, texts)
+                                         numeric, max_memory, texts, sets)
         _collect(finished, len(todo), len(runs) - len(todo), docs, place, err)
     except KeyboardInterrupt:
         _interrupted(out, place, docs, runs, the_grid, pool, err)

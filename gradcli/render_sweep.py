@@ -73,7 +73,7 @@ def report_tables(report: dict, title: str = "sweep") -> list[Table]:
             for name, stats in row.items():
                 cells = _param_cells(group, keys) if first else [Text("")] * len(keys)
                 grads.add_row(*cells, Text(printable(f"{out}/{name}")),
-                              *(number_text(stats.get(s), digits=4) for s in GRADIENT_STATS))
+                              *(_number(stats.get(s), 4) for s in GRADIENT_STATS))
                 first = False
         grads.add_section()
     grads.caption = ("g: a run's overridden gradient, ḡ and t̄: the means of the overridden and "
@@ -95,11 +95,18 @@ def _param_cells(group: dict, keys: list) -> list:
 
 
 def _mean_std(mean, std) -> Text:
-    text = number_text(mean, digits=4)
-    if std is not None:
+    text = _number(mean, 4)
+    if std is not None and mean is not None:
         text.append(" ± ")
         text.append_text(number_text(std, digits=3))
     return text
+
+
+NOTHING = "—"   # a group with no number to show (every run failed), as the other tables do
+
+
+def _number(value, digits: int) -> Text:
+    return Text(NOTHING, style="dim") if value is None else number_text(value, digits=digits)
 
 
 def failures_text(report: dict) -> Text | None:

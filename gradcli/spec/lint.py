@@ -96,8 +96,20 @@ def _overrides_cut(experiment: Experiment) -> list[LintWarning]:
             for i, entry, reason in cut_overrides(experiment)]
 
 
+def _swept_gradients(experiment: Experiment) -> set:
+    """Gradient names a `sweep:` block gives override_map keys: the runs use them."""
+    block = experiment.raw.get("sweep")
+    if not isinstance(block, dict):
+        return set()
+    columns = list(block.items()) + (list(block["zip"].items())
+                                     if isinstance(block.get("zip"), dict) else [])
+    return {v for key, values in columns if isinstance(key, str)
+            and key.split(".")[0].strip() == "override_map" and isinstance(values, list)
+            for v in values if isinstance(v, str)}
+
+
 def _unused_gradients(experiment: Experiment) -> list[LintWarning]:
-    used = {entry.gradient for entry in experiment.override_map}
+    used = {entry.gradient for entry in experiment.override_map} | _swept_gradients(experiment)
     return [LintWarning(f"registered gradient {name!r} is used by no override_map entry, so it "
                         "never runs", spec.loc, f"register.{name}")
             for name, spec in experiment.register.items() if name not in used]

@@ -32,22 +32,24 @@ def apply_overrides(root: Map, overrides) -> Map:
 
 
 def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
-             depth: int) -> YNode:
-    """A copy of `node` with the path `parts` set to `value` (missing mappings created)."""
+             depth: int, mark: Mark | None = None) -> YNode:
+    """A copy of `node` with the path `parts` set to `value` (missing mappings created, at
+    `mark` when given: a sweep's key, so an unknown key is reported where it was written)."""
     if not parts:
         return value
     part, rest = parts[0], parts[1:]
     here = source.set_key
+    mark = mark or Mark(source, 0, 0, 1)
     if node is None:
-        node = Map({}, Mark(source, 0, 0, 1), 1)
+        node = Map({}, mark, 1)
     if isinstance(node, Map):
         items = dict(node.items)
         if depth == 1 and source.set_key.split(".")[0].strip() == "override_map":
             part = _op_key(items, part)
         key_node, child = items.get(part, (None, None))
         if key_node is None:
-            key_node = Scalar(part, part, "str", None, Mark(source, 0, 0, 1), 0)
-        items[part] = (key_node, _replace(child, rest, value, source, depth + 1))
+            key_node = Scalar(part, part, "str", None, mark, 0)
+        items[part] = (key_node, _replace(child, rest, value, source, depth + 1, mark))
         return Map(items, node.mark, node.size)
     prefix = ".".join(source.set_key.split(".")[:depth]) or "the spec"
     if isinstance(node, Seq):
@@ -59,7 +61,7 @@ def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
             raise SpecError(f"{prefix} has {len(node.items)} items; there is no item {index}",
                             key=f"--set {here}")
         items = list(node.items)
-        items[index] = _replace(items[index], rest, value, source, depth + 1)
+        items[index] = _replace(items[index], rest, value, source, depth + 1, mark)
         return Seq(tuple(items), node.mark, node.size)
     raise SpecError(f"{prefix} is a single value, so it has no key {part!r}",
                     key=f"--set {here}")
@@ -69,3 +71,10 @@ def _op_key(items: dict, part: str) -> str:
     """The override_map key already naming op `part` (Sign for sign), else `part` itself:
     two keys for one op would be refused as an op overridden twice."""
     return next((key for key in items if normalize_op(key) == normalize_op(part)), part)
+
+
+def replace_node(root: Map, key: str, value: YNode, key_mark: Mark) -> Map:
+    """`root` with dotted `key` set to the node `value` as it is (a sweep's value keeps its
+    place in the file); keys created on the way are placed at `key_mark`."""
+    source = Source(key_mark.source.path, key_mark.source.text, set_key=key)
+    return _replace(root, [p.strip() for p in key.split(".")], value, source, 0, key_mark)

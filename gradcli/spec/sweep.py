@@ -119,7 +119,10 @@ def parse_param(text: str) -> Axis:
                         f"got {text!r}")
     check_key(key, None, where)
     node = compose(Source("--param", f"[{values}]", from_set=True, set_key=key))
-    if not isinstance(node, Seq) or not node.items:
+    if isinstance(node, Seq) and not node.items:
+        raise SpecError(f"the list of values is empty: give them as {key}=V1,V2,... such as "
+                        f"{key}=0.01,0.1", key=where)
+    if not isinstance(node, Seq):
         raise SpecError(f"expected values separated by commas, got {describe(node)}", key=where)
     if len(node.items) > MAX_VALUES:
         raise SpecError(f"{len(node.items)} values; the limit is {MAX_VALUES}", key=where)

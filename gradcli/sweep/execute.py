@@ -42,10 +42,11 @@ class Worker:
     """One spec's runs in one process: the YAML composed once, graphs kept for replay."""
 
     def __init__(self, text: str, path: str, to_doc, numeric: bool = True,
-                 max_memory: int | None = None, texts: bool = True) -> None:
+                 max_memory: int | None = None, texts: bool = True, overrides=()) -> None:
         self.path, self.to_doc, self.numeric, self.max_memory = path, to_doc, numeric, max_memory
         self.texts = texts  # False: no run files are written, so no JSON text is made
-        self.root = compose(Source(path, text))
+        # `overrides`: the sweep's --set KEY=VALUE, the same for every run (applied first)
+        self.root = apply_overrides(compose(Source(path, text)), overrides)
         self.programs: OrderedDict = OrderedDict()
         self.builds = 0   # graphs built (for tests and the benchmark: replays = runs - builds)
 
@@ -147,11 +148,11 @@ def local_runs(runs, worker: Worker):
 _POOL_WORKER: Worker | None = None
 
 
-def _pool_start(text, path, to_doc, numeric, max_memory, texts) -> None:
+def _pool_start(text, path, to_doc, numeric, max_memory, texts, overrides=()) -> None:
     global _POOL_WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle
     _one_blas_thread()
-    _POOL_WORKER = Worker(text, path, to_doc, numeric, max_memory, texts)
+    _POOL_WORKER = Worker(text, path, to_doc, numeric, max_memory, texts, overrides)
 
 
 _LIMITS = []
@@ -173,7 +174,7 @@ def _pool_run(run_id: str, params: dict) -> tuple:
 
 
 def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = True,
-              max_memory: int | None = None, texts: bool = True):
+              max_memory: int | None = None, texts: bool = True, overrides=()):
     """Every run on a pool of `jobs` processes, yielded as each finishes. Closing the
     generator (Ctrl-C in the caller) cancels what has not started and stops the workers."""
     # fork: the workers start with gradcli already imported. Not once a threaded framework
@@ -182,7 +183,7 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
     method = "fork" if sys.platform.startswith("linux") and not threaded else "spawn"
     context = multiprocessing.get_context(method)
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_start,
-                               initargs=(text, path, to_doc, numeric, max_memory, texts))
+                               initargs=(text, path, to_doc, numeric, max_memory, texts, tuple(overrides)))
     pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
     finished = False
     try:
@@ -233,9 +234,9 @@ _DASK_LOCK = threading.Lock()
 
 
 def dask_task(text: str, path: str, to_doc, numeric: bool, max_memory, texts: bool,
-              run_id: str, params: dict) -> tuple:
+              run_id: str, params: dict, overrides=()) -> tuple:
     """One run as a Dask task; the worker process keeps a Worker per spec (parsed once)."""
-    key = (hash(text), path, to_doc, numeric, max_memory, texts)
+    key = (hash(text), path, to_doc, numeric, max_memory, texts, tuple(overrides))
     with _DASK_LOCK:  # one run at a time per process: the core's graph state is global
         worker = _DASK_WORKERS.get(key)
         if worker is None:
@@ -243,7 +244,8 @@ def dask_task(text: str, path: str, to_doc, numeric: bool, max_memory, texts: bo
                 _roomy_allocator()
                 _one_blas_thread()
             _DASK_WORKERS.clear()
-            worker = _DASK_WORKERS[key] = Worker(text, path, to_doc, numeric, max_memory, texts)
+            worker = _DASK_WORKERS[key] = Worker(text, path, to_doc, numeric, max_memory, texts,
+                                                 overrides)
         return worker.run(run_id, params)
 
 
@@ -263,13 +265,13 @@ def _roomy_allocator() -> None:
 
 
 def dask_runs(client, runs, text: str, path: str, to_doc, numeric: bool = True,
-              max_memory: int | None = None, texts: bool = True):
+              max_memory: int | None = None, texts: bool = True, overrides=()):
     """Every run as a task on the client's cluster, yielded as each finishes (the client
     writes them). Closing the generator cancels the tasks not yet finished."""
     from dask.distributed import as_completed
 
     futures = {client.submit(dask_task, text, path, to_doc, numeric, max_memory, texts, run_id,
-                             params,
+                             params, tuple(overrides),
                              pure=False, key=f"gradcli-run-{run_id}-{os.getpid()}-{time.time_ns()}"):
                run_id for run_id, params in runs}
     finished = False

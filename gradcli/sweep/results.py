@@ -53,8 +53,9 @@ class ResultsDir:
                 raise GradcliError(f"--out {path}: cannot read its sweep.json ({exc})") from None
             if not isinstance(found, dict) or found.get("format") != FORMAT:
                 raise GradcliError(f"--out {path}: its sweep.json is not a gradcli sweep's")
-            for part, what in (("spec_text", "spec"), ("keys", "swept keys"), ("runs", "grid")):
-                if found.get(part) != self.identity[part]:
+            for part, what in (("spec_text", "spec"), ("keys", "swept keys"), ("runs", "grid"),
+                               ("set", "--set/--backend")):
+                if found.get(part) != self.identity.get(part):
                     raise GradcliError(
                         f"--out {path} holds a sweep of a different {what}; resuming there "
                         "would mix two sweeps: use another --out DIR (or delete that one)")

@@ -84,7 +84,7 @@ def test_scheduler_runs_the_sweep_on_two_workers_as_a_local_pool_would(tmp_path,
     failed, runs, _ = sweep(tmp_path, FAILING, "failing", "--scheduler", scheduler)
     assert failed.exit_code == 1
     assert runs["1"]["exit_code"] == 1 and runs["1"]["error"].startswith("expect:")
-    assert runs["2"]["exit_code"] == 2 and "train.steps" in runs["2"]["error"]
+    assert runs["2"]["exit_code"] == 2 and "'momentum'" in runs["2"]["error"]
 
 
 def test_unreachable_scheduler_is_exit_2(tmp_path):
