@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from . import __version__, render, runner
+from . import __version__, comparison, render, runner
 from . import output as outputs
 from .cli_common import (
     Failure,
@@ -142,8 +142,8 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
 @click.option("--tolerance", type=float, default=None,
               help="Exit 1 when any gradient, training loss or final parameter differs from the "
                    "first column by more than this (NaN against a number always differs).")
-@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table for people; json, markdown or csv (all built from the JSON document) for tools.")
 @max_memory
 @reports_errors
 def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
@@ -171,12 +171,18 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
                for name, (_, exp, b) in zip(names, runs)]
     _require_all(results, names)
     done = iter(results)
-    comparisons = [runner.comparison([next(done) for _ in group], [label for label, _, _ in group],
-                                     tolerance) for group in groups]
+    comparisons = [comparison.comparison([next(done) for _ in group],
+                                         [label for label, _, _ in group], tolerance)
+                   for group in groups]
     from . import render_compare as layout
 
     if fmt == "json":
         outputs.write_stdout(layout.comparison_json(comparisons, tolerance) + "\n")
+    elif fmt in ("csv", "markdown"):
+        from . import render_compare_formats as formats
+
+        write = formats.comparison_csv if fmt == "csv" else formats.comparison_markdown
+        outputs.write_stdout(write(comparisons, tolerance))
     else:
         for part in layout.comparison_renderables(comparisons, tolerance):
             out.print(part)
@@ -217,7 +223,7 @@ def list_(what) -> None:
     from rich.table import Table
 
     from . import backends
-    from .opset import BUILTIN_GRADIENTS, OPS
+    from .ops import BUILTIN_GRADIENTS, LANGUAGE_FORMS, OPS
     out, _ = consoles()
     table = Table(show_header=True)
     if what == "ops":
@@ -225,6 +231,8 @@ def list_(what) -> None:
         table.add_column("what it does")
         for spec in OPS.values():
             table.add_row(Text(spec.signature), Text(spec.doc))  # Text: "[lo, hi]" is not markup
+        for form, doc in LANGUAGE_FORMS.items():
+            table.add_row(Text(form), Text(doc))
     elif what == "gradients":
         table.add_column("gradient")
         table.add_column("backward pass")

@@ -26,7 +26,6 @@ framework's own convention (jax has no unconnected gradients at all).
 from __future__ import annotations
 
 import functools
-import itertools
 from contextlib import contextmanager
 from typing import Callable
 
@@ -37,6 +36,7 @@ from ..core.ops_math import number_dtype  # the one rule for a bare number's dty
 from ..errors import GradientError, GraphError
 from ..opset import OPS
 from .connectivity import Graph
+from .eager_grad import GradOfBuild
 from .eager_nonfinite import At, checked_vjp
 from .interpret import Interpreter
 from .kit import sum_to
@@ -52,20 +52,23 @@ def op_key(op_type: str) -> str:
 
 
 # ----- the interpreter's builder on a kit -----
-class EagerBuilder:
+class EagerBuilder(GradOfBuild):
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
 
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
                  record: bool = False, inspect: bool = False, count: bool = False,
                  log=None, vjps: bool = False) -> None:
         self.program, self.kit, self.mode = program, program.kit, mode
+        self.true_pass = mode == "true"
         self.dtype = program.dtype
         self.probes, self.stops, self.feeds = probes or {}, set(stops), feeds or {}
         self.graph = Graph() if record else None
         self.inspect, self.count = inspect, count
         self.scopes: list[dict] = []
         self.aliases: dict[str, str] = {}
-        self.draws = itertools.count()
+        self.drawn = 0   # random draws made so far: each seeds its own generator
+        self.rebuild = False  # building lets again for grad(y, x) (see rebuilding)
+        self.inner = 0        # grad() calls under way: their backward passes use the rules
         self.made: set[int] = set()  # ids of the constants this build made from literals
         self.interpreter: Interpreter | None = None
         budget = budgets.active()  # each build gets its own ledger under the run's budget
@@ -119,12 +122,20 @@ class EagerBuilder:
 
     def call_function(self, spec, args, evaluate):
         bound = dict(zip(spec.args, args))
+        for name, expr in spec.lets:
+            bound[name] = evaluate(expr, bound)
         result = evaluate(spec.forward, bound)
         if self.mode == "true":
             return result
         single = not isinstance(result, tuple)  # a multi-output op; a list literal is one tensor
         ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
         n = len(args)
+        # The lets ride along as inputs that get no gradient, so the backward reads them from
+        # the custom op's own residuals (jax's custom_vjp must not close over traced values),
+        # never recomputes them (a let's random draw would be drawn again).
+        names = [name for name, _ in spec.lets if self.kit.is_tensor(bound[name])]
+        lets = [bound[name] for name in names]
+        k = n + len(lets)
 
         def backward(xs, outs, dys):
             if len(spec.grads) != n:
@@ -132,12 +143,14 @@ class EagerBuilder:
                                     f"{len(spec.grads)} gradient(s); the function has {n} input(s) "
                                     f"({', '.join(spec.args)}): return one gradient per input, "
                                     "None where an input gets none")
-            names = dict(zip(spec.args, xs[:n]))
-            names.update(dy=dys[0], **{f"dy{i}": d for i, d in enumerate(dys)})
-            return [None if g is None else evaluate(g, names) for g in spec.grads] + [None] * len(ys)
+            seen = {**bound, **dict(zip(spec.args, xs[:n])), **dict(zip(names, xs[n:k]))}
+            seen.update(dy=dys[0], **{f"dy{i}": d for i, d in enumerate(dys)})
+            return ([None if g is None else evaluate(g, seen) for g in spec.grads]
+                    + [None] * (len(lets) + len(ys)))
 
         pattern = [i < len(spec.grads) and spec.grads[i] is not None for i in range(n)]
-        outs = self._custom([*args, *ys], lambda *vs: vs[n:], backward, pattern + [False] * len(ys),
+        outs = self._custom([*args, *lets, *ys], lambda *vs: vs[k:], backward,
+                            pattern + [False] * (len(lets) + len(ys)),
                             (spec.name, "custom_gradient"), strict=True)
         return outs[0] if single else outs
 
@@ -167,8 +180,11 @@ class EagerBuilder:
                 self.aliases[name] = self.aliases.get(other, other)
                 return value
         if name in self.feeds:
-            value = kit.constant(np.asarray(self.feeds[name], dtype=kit.dtype_name(value)))
-        elif name in self.stops and self.is_float(value):
+            fed = kit.constant(np.asarray(self.feeds[name], dtype=kit.dtype_name(value)))
+            if self.rebuild and self.is_float(value):  # the fed value, still a function of x
+                fed = kit.ops["add"](value, kit.stop_gradient(kit.ops["sub"](fed, value)))
+            value = fed
+        elif name in self.stops and self.is_float(value):  # never a let grad() builds again
             value = kit.stop_gradient(value)
         probe = self.probes.get(name)
         if probe is not None:
@@ -207,6 +223,10 @@ class EagerBuilder:
             outs = self._custom(inputs, lambda *xs: raw(*xs, **attrs), rule, pattern,
                                 (gradient, name), strict=strict)
             return outs[0] if len(outs) == 1 else outs
+        if self.mode == "overridden" and name == "stop_gradient" and self.inner and self.true_pass:
+            # inside grad() on the true pass: stopped for grad()'s value, not for the true pass
+            return self._custom(inputs, lambda x: (kit.copy(x),), lambda xs, outs, dys: [None],
+                                (False,), ("stop_gradient", name))[0]
         if self.mode == "overridden" and name == "stop_gradient":
             out, pattern = kit.stop_gradient(inputs[0]), (False,)
         elif self.mode == "overridden" and name == "reverse_gradient":
@@ -298,6 +318,8 @@ class EagerBuilder:
         """The kit's custom-gradient op; its backward's gradients are fitted to the inputs
         (exactly, or a scalar, when a user wrote the backward: strict)."""
         kit = self.kit
+        if self.true_pass:  # built inside grad() (nothing else is custom on the true pass)
+            backward = self._dual(forward, backward)
 
         def fitted(xs, outs, dys):
             dys = tuple(d if d is not None and self.is_float(o) else None for d, o in zip(dys, outs))
@@ -433,7 +455,8 @@ class EagerBuilder:
         values.update(kwargs)
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
         self._admit(name, [], {"shape": shape, "dtype": self.dtype})
-        rng = np.random.default_rng([self.program.experiment.seed, next(self.draws)])
+        rng = np.random.default_rng([self.program.experiment.seed, self.drawn])
+        self.drawn += 1
         if name == "uniform":
             value = rng.uniform(values["low"], values["high"], shape)
         elif name == "normal":

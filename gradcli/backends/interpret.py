@@ -30,6 +30,14 @@ class Builder(Protocol):
         """Called as each let and output is bound: a backend may swap in stopped copies."""
     def origin(self, place) -> Any:
         """A context manager: ops built inside come from `place` (a spec sub-expression)."""
+    def grad(self, y_at: Callable, x) -> Any:
+        """grad(y, x): the gradient of sum(y) with respect to x, itself differentiable.
+        y_at() builds y from the env as it stands; y_at(x2) builds it again from x2 (lets
+        between x and y included), for a framework that must see y computed from x."""
+    def checkpoint(self) -> Any:
+        """Where the build is now (e.g. how many random draws were made), for a rebuild."""
+    def rebuilding(self, mark) -> Any:
+        """A context manager: ops built inside repeat those built after `mark` (same draws)."""
 
 
 def spec_error(expr, message: str, node=None) -> SpecError:
@@ -47,27 +55,43 @@ class Interpreter:
         self.experiment = experiment
         self.builder = builder
         from ..spec import ast  # the spec package owns the node types
+        from ..spec.gradexpr import GRAD, Upstream
         from ..spec.places import Place
         self.ast, self.place = ast, Place
+        self.grad_name = GRAD
+        # For grad(y, x): where each let sits, what it depends on, where its build began.
+        upstream = Upstream({})
+        for let in experiment.lets:
+            upstream.add(let.names, let.expr.node)
+        self.deps = upstream.deps
+        self.let_index = {n: i for i, let in enumerate(experiment.lets) for n in let.names}
+        self.marks: list = []
+        self.current = 0  # the let being built (len(lets) while the outputs are)
 
     def build(self, leaves: dict) -> dict:
         """Every let and output, in order, with override_map entries in force where scoped."""
         exp, env = self.experiment, dict(leaves)
         global_entries = [e for e in exp.override_map if e.scope is None]
         with self.builder.override_scope(global_entries) if global_entries else ExitStack():
-            for let in exp.lets:
-                value = self._scoped(let.names, let.expr, env)
-                if len(let.names) > 1:
-                    value = tuple(value)
-                    if len(value) != len(let.names):
-                        raise spec_error(let.expr, f"gives {len(value)} values for "
-                                                   f"{len(let.names)} names")
-                    env.update(zip(let.names, value))
-                else:
-                    env[let.names[0]] = value
+            for i, let in enumerate(exp.lets):
+                self.current = i
+                self.marks.append(self.builder.checkpoint())
+                self._let(let, env)
+            self.current = len(exp.lets)
             for out in exp.outputs:
                 env[out.name] = self._scoped((out.name,), out.expr, env)
         return env
+
+    def _let(self, let, env) -> None:
+        value = self._scoped(let.names, let.expr, env)
+        if len(let.names) > 1:
+            value = tuple(value)
+            if len(value) != len(let.names):
+                raise spec_error(let.expr, f"gives {len(value)} values for "
+                                           f"{len(let.names)} names")
+            env.update(zip(let.names, value))
+        else:
+            env[let.names[0]] = value
 
     def _scoped(self, names, expr, env):
         entries = [e for e in self.experiment.override_map
@@ -108,6 +132,8 @@ class Interpreter:
                             self.experiment.functions[name], args, self.evaluate)
         if name == "grad_pass_through":
             return self._pass_through(node, expr, env)
+        if name == self.grad_name:
+            return self._grad(node, expr, env)
         kwargs = {k: v for k, v in node.kwargs}
         if name == "getitem":
             target = self._eval(node.args[0], expr, env)
@@ -207,6 +233,45 @@ class Interpreter:
             return self._eval(body, expr, {**env, wrt: x})
 
         return self._at("grad_pass_through", node, expr, self.builder.pass_through, forward, env[wrt])
+
+    # ----- grad(y, x) -----
+    def _grad(self, node, expr, env):
+        bound = {**dict(zip(("y", "x"), node.args)), **dict(node.kwargs)}
+        y_node, x_node = bound["y"], bound["x"]
+        x = x_node.id
+        if x not in env:
+            raise spec_error(expr, f"name {x!r} is not defined here", x_node)
+        xv = env[x]
+        if not (self.builder.is_tensor(xv) and self.builder.is_float(xv)):
+            shown = self.builder.dtype_name(xv) if self.builder.is_tensor(xv) else "a constant"
+            raise spec_error(expr, f"grad(y, x): {x!r} is {shown}; a gradient is taken with "
+                                   "respect to a float tensor", x_node)
+
+        def y_at(x_new=None):
+            scope = env if x_new is None else self._rebuilt(env, x, x_new)
+            y = self._tensor(self._eval(y_node, expr, scope))
+            if not self.builder.is_float(y):
+                raise spec_error(expr, f"grad(y, x): y is {self.builder.dtype_name(y)}; only a "
+                                       "float y has a gradient (cast it first)", y_node)
+            return y
+
+        return self._at(self.grad_name, node, expr, self.builder.grad, y_at, xv)
+
+    def _rebuilt(self, env, x: str, x_new) -> dict:
+        """The env with x replaced by x_new and every let after x that depends on it built
+        again from x_new (with the random draws it made the first time)."""
+        lets, current = self.experiment.lets, self.current
+        rebuilt = dict(env)
+        rebuilt[x] = x_new
+        try:
+            for j in range(self.let_index.get(x, -1) + 1, current):
+                if x in self.deps[lets[j].names[0]]:
+                    self.current = j  # a grad() inside let j rebuilds only what precedes it
+                    with self.builder.rebuilding(self.marks[j]):
+                        self._let(lets[j], rebuilt)
+        finally:
+            self.current = current
+        return rebuilt
 
 
 def _names_in(node, ast) -> set[str]:

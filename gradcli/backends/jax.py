@@ -118,7 +118,9 @@ class JaxKit:
             return run(*xs)
 
         def fwd(*xs):
-            outs = run(*xs)
+            # op itself, not run: an outer differentiation (grad() in a spec) then meets the
+            # custom rule again, as TensorFlow's and torch's do, not run's native derivative
+            outs = op(*xs)
             return outs, (xs, outs)
 
         def bwd(residuals, dys):
@@ -129,6 +131,18 @@ class JaxKit:
 
         op.defvjp(fwd, bwd)
         return op(*inputs)
+
+    def gradient(self, build, x):
+        """(x as built from, y = build(x), d(sum y)/dx): a vjp inside whatever is traced."""
+        seen = {}
+
+        def f(x_in):
+            seen["x"], seen["y"] = x_in, build(x_in)
+            return seen["y"]
+
+        y, vjp = self.jax.vjp(f, x)
+        (g,) = vjp(self.jnp.ones_like(y))
+        return seen["x"], seen["y"], g
 
     def differentiate(self, f, sources: list):
         jax = self.jax

@@ -43,6 +43,10 @@ class Kit(Protocol):
         """forward(*inputs) untracked; going back, backward(inputs, outputs, dys) -> one gradient
         (or None) per input, dys holding None for integer outputs."""
 
+    def gradient(self, build: Callable, x) -> tuple:
+        """(the handle on x that y was built from, y = build(handle), d(sum y)/dx built so that
+        it can be differentiated again; zeros where y does not reach x): grad(y, x)."""
+
     def differentiate(self, f: Callable, sources: Sequence) -> tuple[list, Callable]:
         """(f(sources), backward(i, seed) -> one gradient or None per source for output i)."""
 

@@ -1,7 +1,7 @@
 """The numpy backend: a spec built once on gradcli's bundled core, then replayed."""
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 
@@ -9,6 +9,7 @@ from .. import core as gc
 from ..errors import GradcliError, SpecError
 from ..fd import probe_kind
 from ..opset import OPS
+from . import core_grad
 from .interpret import Interpreter, spec_error
 from .numpy_train import train_gradients
 from .program import Program, birth, check_grad_ys, note_loss_shape
@@ -62,6 +63,8 @@ class _Builder:
     def call_function(self, spec, args, evaluate):
         def forward(*xs):
             bound = dict(zip(spec.args, xs))
+            for name, expr in spec.lets:  # the forward's intermediates, which grad_fn sees
+                bound[name] = evaluate(expr, bound)
 
             def grad_fn(*dys):
                 names = {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
@@ -81,6 +84,16 @@ class _Builder:
 
     def pass_through(self, fn, x):
         return gc.grad_pass_through(fn)(x)
+
+    def grad(self, y_at, x):
+        # The core's graph is symbolic: y as already built is a function of x, no rebuild.
+        return core_grad.gradient(y_at(), x)
+
+    def checkpoint(self):
+        return None
+
+    def rebuilding(self, mark):
+        return nullcontext()
 
     def bind(self, names, value, env):
         return value

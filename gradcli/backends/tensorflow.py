@@ -104,6 +104,15 @@ class TensorflowKit:
         result = op(*inputs)
         return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
+    def gradient(self, build, x):
+        """(x, y = build(x), d(sum y)/dx): a tape inside any outer tape, which records it."""
+        tf = self.tf
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = build(x)
+        g = tape.gradient(y, x, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return x, y, tf.convert_to_tensor(g)
+
     def differentiate(self, f, sources: list):
         tf = self.tf
         tape = tf.GradientTape(persistent=True)

@@ -116,6 +116,18 @@ class TorchKit:
         outs = self._function.apply(_Payload(forward, backward, len(inputs)), *inputs)
         return outs if isinstance(outs, tuple) else (outs,)
 
+    def gradient(self, build, x):
+        """(x as built from, y = build(x), d(sum y)/dx with create_graph: differentiable)."""
+        torch = self.torch
+        with torch.enable_grad():
+            x_in = x if x.requires_grad else x.detach().requires_grad_()
+            y = build(x_in)
+            g = None
+            if y.requires_grad:
+                (g,) = torch.autograd.grad(y, x_in, grad_outputs=torch.ones_like(y),
+                                           create_graph=True, allow_unused=True)
+        return x_in, y, torch.zeros_like(x) if g is None else g
+
     def differentiate(self, f, sources: list):
         torch = self.torch
         leaves = [s.detach().requires_grad_() for s in sources]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from contextlib import contextmanager
 from typing import Callable, Mapping
 
 from ..errors import RegistryError
@@ -134,6 +135,17 @@ class gradient_override_map:
     @property
     def unused(self) -> list[str]:
         return [self.original_keys[k] for k, ops in self.matches.items() if not ops]
+
+
+@contextmanager
+def overrides_paused():
+    """No override scope applies to the ops built inside (a gradient built as a value: its
+    ops are the backward pass's, not the forward's that the scopes were written for)."""
+    saved, _scopes.stack = _scopes.stack, []
+    try:
+        yield
+    finally:
+        _scopes.stack = saved
 
 
 def claim_override(op) -> str | None:

@@ -26,5 +26,12 @@ BUILTIN_GRADIENTS = {
     "zero": "0: blocks the gradient but keeps the input connected",
 }
 
-__all__ = ["BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS", "NUMPY", "OPERATORS",
-           "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE", "UNARY_OPERATORS", "OpSpec"]
+# Calls the language gives a meaning of its own, not ops of the table (gradcli list ops).
+LANGUAGE_FORMS = {
+    "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value (x's "
+                  "shape, zeros where unconnected): second derivatives, Hessian-vector products, "
+                  "gradient penalties (docs/spec.md)",
+}
+
+__all__ = ["BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS", "LANGUAGE_FORMS", "NUMPY",
+           "OPERATORS", "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE", "UNARY_OPERATORS", "OpSpec"]

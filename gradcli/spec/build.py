@@ -24,6 +24,7 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
+from gradcli.spec.gradexpr import Upstream
 from gradcli.spec.gradients import build_functions, build_override_map, build_register
 from gradcli.spec.inputs import InputBuilder
 from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
@@ -75,12 +76,15 @@ def build_experiment(root: Map, path: str) -> Experiment:
     spec_names = names.of("input", "let", "output")
     functions = build_functions(sections["functions"], spec_names)
     callable_ = {fname: spec.args for fname, spec in functions.items()}
-    lets = _lets(sections["let"], let_names, inputs, names, callable_)
-    outputs = _outputs(sections["outputs"], inputs, names, callable_)
+    upstream = Upstream(inputs)  # what each let depends on, for grad(y, x)'s checks
+    lets = _lets(sections["let"], let_names, inputs, names, callable_, upstream)
+    outputs = _outputs(sections["outputs"], inputs, names, callable_, upstream)
     register, register_sites = build_register(sections["register"], functions, spec_names)
     override_map = build_override_map(optional(root, "override_map"), names, register_sites)
     wrt = _wrt(optional(root, "wrt"), names, inputs, data_inputs)
     stop_gradients = _names_list(optional(root, "stop_gradients"), "stop_gradients", names)
+    for key in ("wrt", "stop_gradients"):
+        upstream.refuse_through(optional(root, key), key)
     grad_ys, places = {}, {}
     for out, (key_node, value) in _items(sections["grad_ys"]):
         names.require(out, key_node, sub("grad_ys", out), ("output",), "an output")
@@ -132,7 +136,7 @@ def _let_names(node: Map | None, names: Names) -> list[tuple[str, ...]]:
 
 
 def _lets(node: Map | None, let_names, inputs: dict[str, InputSpec], names: Names,
-          callable_: dict) -> tuple[LetSpec, ...]:
+          callable_: dict, upstream: Upstream) -> tuple[LetSpec, ...]:
     # Each let sees a view over one shared index of positions, never a copy of what came
     # before it: copying made loading quadratic in the number of lets.
     position = dict.fromkeys(inputs, -1)
@@ -143,8 +147,10 @@ def _lets(node: Map | None, let_names, inputs: dict[str, InputSpec], names: Name
     for i, ((text, (_, value)), bound) in enumerate(zip(_items(node), let_names)):
         site = parse_at(value, sub("let", text))
         scope = Scope(_Earlier(position, i), callable_,
-                      elsewhere=_OutOfReach(position, i, bound, outputs))
+                      elsewhere=_OutOfReach(position, i, bound, outputs), grads=True)
         check_at(site, scope, len(bound))
+        upstream.check(site)
+        upstream.add(bound, site.expr.node)
         lets.append(LetSpec(bound, site.expr))
     return tuple(lets)
 
@@ -193,14 +199,15 @@ class _OutOfReach(Mapping):
 
 
 def _outputs(node: Map, inputs: dict[str, InputSpec], names: Names,
-             callable_: dict) -> tuple[OutputSpec, ...]:
+             callable_: dict, upstream: Upstream) -> tuple[OutputSpec, ...]:
     visible = frozenset(inputs) | frozenset(names.of("let"))
     others = {n: f"{n!r} is an output; outputs may use inputs and lets, not other outputs "
                  "(compute it under let)" for n in names.of("output")}
     outputs = []
     for name, (_, value) in node.items.items():
         site = parse_at(value, sub("outputs", name))
-        check_at(site, Scope(visible, callable_, elsewhere=others))
+        check_at(site, Scope(visible, callable_, elsewhere=others, grads=True))
+        upstream.check(site)
         outputs.append(OutputSpec(name, site.expr))
     return tuple(outputs)
 

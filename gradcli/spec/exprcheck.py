@@ -25,6 +25,7 @@ class Scope:
     attributes: frozenset[str] = frozenset()         # op attribute names (register only)
     elsewhere: dict[str, str] = Factory(dict)  # name -> why it is not usable
     hint: str | None = None                          # what this place can see, for unknown names
+    grads: bool = False                              # grad(y, x) allowed (the spec's let, outputs)
 
     def has(self, name: str) -> bool:
         if name in self.names:
@@ -68,6 +69,9 @@ _ATTRIBUTE_RULES = {
     "depth": (lambda n: _int(n) and n.value > 0, "a positive integer"),
 }
 _NUMBER_RULE = (_number, "a number")
+GRAD = "grad"  # grad(y, x): a language construct, not an op of the table
+GRAD_PARAMS = ("y", "x")
+GRAD_SIGNATURE = "grad(y, x)"
 
 
 class Checker:
@@ -130,6 +134,9 @@ class Checker:
                         did_you_mean(node.id, known) or scope.hint)
 
     def call(self, node: Call, top: bool) -> None:
+        if node.func == GRAD and node.func not in self.scope.functions:
+            self.grad(node)
+            return
         if node.func in self.scope.functions:
             params = self.scope.functions[node.func]
             bound = self.bind(node, params, (), f"{node.func}({', '.join(params)})")
@@ -143,7 +150,7 @@ class Checker:
             if self.scope.has(node.func):
                 raise self.fail(f"{node.func!r} is a tensor, not a function", node)
             raise self.fail(f"unknown function {node.func!r}", node,
-                            did_you_mean(node.func, [*OPS, *self.scope.functions]))
+                            did_you_mean(node.func, [*OPS, *self.scope.functions, GRAD]))
         if spec.outputs > 1 and not top:
             raise self.fail(f"{node.func} has {spec.outputs} outputs, so it cannot be used inside "
                             "a larger expression", node,
@@ -162,6 +169,19 @@ class Checker:
                 self.tensor(value)
             else:
                 self.attribute(node.func, param, value)
+
+    def grad(self, node: Call) -> None:
+        """grad(y, x): y any float tensor expression, x the name of an input or a let."""
+        if not self.scope.grads:
+            raise self.fail("grad(y, x) can only be used in the spec's let and outputs", node,
+                            "compute the gradient in a let and pass it in as an argument")
+        bound = self.bind(node, GRAD_PARAMS, (), GRAD_SIGNATURE)
+        self.tensor(bound["y"])
+        x = bound["x"]
+        if not isinstance(x, Name):
+            raise self.fail(f"grad's x must be the name of an input or a let, got {_show(x)}", x,
+                            "name the tensor in a let: let: {h: ...}, then grad(y, h)")
+        self.name(x)
 
     def bind(self, node: Call, params, defaults, signature: str) -> dict[str, Node]:
         """Match arguments to parameters, as Python would; every mistake is an error."""

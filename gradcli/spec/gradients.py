@@ -102,18 +102,49 @@ def build_functions(node: Map | None, spec_names: list[str]) -> dict[str, Functi
                 raise fail(arg_node, sub(key, "args"), f"{arg!r} is the upstream gradient inside "
                                                        "gradient; pick another argument name")
             args.append(arg)
-        shown = ", ".join(args)
         elsewhere = _FunctionReach(fname, args, outside, order)
+        lets = _function_lets(optional(body, "let"), sub(key, "let"), args, earlier, elsewhere,
+                              order)
+        local = frozenset(args) | {name for name, _ in lets}
+        shown = ", ".join([*args, *(name for name, _ in lets)])
+        what = "args and its lets" if lets else "args"
         forward = _checked(body.get("forward"), sub(key, "forward"),
-                           Scope(frozenset(args), earlier, elsewhere=elsewhere,
-                                 hint=f"forward sees only the args: {shown}"))
-        grad_scope = Scope(frozenset(args) | {"dy"}, earlier, numbered=("dy",),
-                           elsewhere=elsewhere, hint=f"gradient sees the args ({shown}) and dy")
+                           Scope(local, earlier, elsewhere=elsewhere,
+                                 hint=f"forward sees only the {what}: {shown}"))
+        grad_scope = Scope(local | {"dy"}, earlier, numbered=("dy",), elsewhere=elsewhere,
+                           hint=f"gradient sees the {what} ({shown}) and dy")
         grads = gradient_list(body.get("gradient"), sub(key, "gradient"), len(args),
                               f"function {fname!r}", grad_scope)
         out[fname] = FunctionSpec(fname, tuple(args), forward.expr, _exprs(grads),
-                                  key_node.mark.location())
+                                  key_node.mark.location(), lets)
     return out
+
+
+def _function_lets(node: YNode | None, key: str, args: list[str], earlier, elsewhere,
+                   functions: dict):
+    """A function's own `let:` (name -> expression, in order): each sees the args and the lets
+    above it, as a tf.custom_gradient closure sees the forward's intermediates."""
+    if node is None:
+        return ()
+    section = expect_map(node, key, "a mapping of names to expressions")
+    lets: list[tuple[str, Expr]] = []
+    for name, (name_node, value) in section.items.items():
+        check_new_name(name, name_node, sub(key, name), "let name")
+        if name in args:
+            raise fail(name_node, sub(key, name), f"{name!r} is an argument of the function; "
+                                                  "pick another name")
+        if name == "dy" or _NUMBERED.fullmatch(name) and name.startswith("dy"):
+            raise fail(name_node, sub(key, name), f"{name!r} is the upstream gradient inside "
+                                                  "gradient; pick another name")
+        if name in functions:
+            raise fail(name_node, sub(key, name), f"{name!r} names a function; pick another name")
+        visible = frozenset(args) | {n for n, _ in lets}
+        site = _checked(value, sub(key, name),
+                        Scope(visible, earlier, elsewhere=elsewhere,
+                              hint=f"a function's let sees its args and earlier lets: "
+                                   f"{', '.join(sorted(visible))}"))
+        lets.append((name, site.expr))
+    return tuple(lets)
 
 
 class _Args(Mapping):

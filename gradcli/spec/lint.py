@@ -57,13 +57,15 @@ def _ops_built(node: Node, experiment: Experiment) -> set[str]:
             elif current.func not in entered:
                 entered.add(current.func)
                 pending.append(function.forward.node)
+                pending.extend(let.node for _, let in function.lets)
     return ops
 
 
 def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
     expressions = _expressions(experiment)
     everywhere: set[str] = set()
-    for expr in [*expressions.values(), *(f.forward for f in experiment.functions.values())]:
+    bodies = [e for f in experiment.functions.values() for e in (f.forward, *(x for _, x in f.lets))]
+    for expr in [*expressions.values(), *bodies]:
         everywhere |= _ops_built(expr.node, experiment)
     warnings = []
     for i, entry in enumerate(experiment.override_map):
@@ -104,7 +106,8 @@ def _unused_gradients(experiment: Experiment) -> list[LintWarning]:
 def _uncalled_functions(experiment: Experiment) -> list[LintWarning]:
     exprs = [*_expressions(experiment).values()]
     for function in experiment.functions.values():
-        exprs += [function.forward, *(g for g in function.grads if g is not None)]
+        exprs += [function.forward, *(g for g in function.grads if g is not None),
+                  *(let for _, let in function.lets)]
     for gradient in experiment.register.values():
         exprs += [g for g in gradient.grads if g is not None]
     called = {node.func for expr in exprs for node in walk(expr.node) if isinstance(node, Call)}

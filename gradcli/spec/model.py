@@ -97,6 +97,7 @@ class FunctionSpec:
     forward: Expr
     grads: tuple[Expr | None, ...]
     loc: Location
+    lets: tuple[tuple[str, Expr], ...] = ()  # its own intermediates: forward and gradient see them
 
 
 @record

@@ -16,6 +16,9 @@ def check_new_name(name: str, node: Scalar, key: str, what: str = "name") -> Non
                    "names are letters, digits and '_', not starting with a digit")
     if name in OPS:
         raise fail(node, key, f"{name!r} is an op name; pick another name")
+    if name == "grad":
+        raise fail(node, key, "'grad' is grad(y, x), the gradient in expressions; pick another "
+                              "name")
     if name in DTYPES:
         raise fail(node, key, f"{name!r} is a dtype name; pick another name")
     if name in CONSTANT_NAMES:

@@ -39,6 +39,8 @@ def count_ops(exp: Experiment, limit: int = MAX_OPS) -> int:
     functions: dict[str, _Cost] = {}
     for name, spec in exp.functions.items():  # a body only calls functions defined above it
         cost = _cost(spec.forward, functions)
+        for _, let in spec.lets:
+            cost.add(_cost(let, functions))
         for grad in spec.grads:
             if grad is not None:
                 cost.add(_cost(grad, functions))

@@ -6,7 +6,7 @@ remains the judge of everything a schema cannot say (names in scope, arity).
 from __future__ import annotations
 
 from gradcli.data import DATASETS
-from gradcli.opset import BUILTIN_GRADIENTS, DTYPES, OPS
+from gradcli.ops import BUILTIN_GRADIENTS, DTYPES, LANGUAGE_FORMS, OPS
 from gradcli.spec.build import BACKENDS, SPEC_DTYPES, UNCONNECTED
 from gradcli.spec.sections import (
     CLIP,
@@ -68,8 +68,8 @@ def _names(description: str) -> dict:
 
 
 def _expression(description: str) -> dict:
-    return _d(description + " (an expression: " + ", ".join(sorted(OPS)[:12]) + ", ...)",
-              type=["string", "number"])
+    return _d(description + " (an expression: " + ", ".join(sorted(OPS)[:12]) + ", ..., and "
+              + ", ".join(LANGUAGE_FORMS) + ")", type=["string", "number"])
 
 
 def _gradients(description: str) -> dict:
@@ -262,6 +262,10 @@ def json_schema() -> dict:
                             additionalProperties=_object(FUNCTION, None, {
                                 "args": _d("argument names", type="array",
                                            items={"type": "string", "pattern": _NAME}),
+                                "let": _d("the function's own intermediates, in order; forward "
+                                          "and gradient see them", type="object",
+                                          propertyNames={"pattern": _NAME},
+                                          additionalProperties=_expression("an intermediate")),
                                 "forward": _expression("the forward computation over args"),
                                 "gradient": _gradients("one gradient per arg (dy is the "
                                                        "upstream gradient); none for none"),

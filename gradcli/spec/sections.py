@@ -42,7 +42,8 @@ TOP = Section(
                 "add inputs: {x: [1.0, 2.0]}"),
      "outputs": ("a spec needs at least one output", "add outputs: {y: sum(x * x)}")})
 INPUT = Section("inputs.*", SOURCES + ("shape", "trainable", "dtype", "key"))
-FUNCTION = Section("functions.*", ("args", "forward", "gradient"), ("args", "forward", "gradient"))
+FUNCTION = Section("functions.*", ("args", "let", "forward", "gradient"),
+                   ("args", "forward", "gradient"))
 OVERRIDE_ENTRY = Section("override_map[]", ("op", "gradient", "scope"), ("op", "gradient"))
 TRAIN = Section("train", ("loss", "optimizer", "clip", "steps", "batch_size", "epochs", "schedule",
                          "constraints", "metrics", "eval_every", "on_nonfinite"), ("optimizer",))

@@ -8,7 +8,7 @@ import os
 import numpy as np
 from backend_helpers import load
 
-from gradcli import runner
+from gradcli import comparison, runner
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402 - after the log level is set
@@ -48,7 +48,7 @@ def test_masked_sqrt_gives_tensorflows_numbers_or_a_note(framework):
         assert np.isnan(got[:2]).all()
         assert {c.topic for c in notes} == {"sqrt", "reciprocal"}
         assert "0 in TensorFlow" in notes[0].text
-    rows, ok = runner.compare([numpy_result, result], tolerance=1e-9)
+    rows, ok = comparison.compare([numpy_result, result], tolerance=1e-9)
     assert ok and all(row.within or row.notes for row in rows)
 
 
@@ -144,7 +144,7 @@ def test_every_edge_difference_in_compare_comes_with_a_note(framework):
     for name, text in EDGE_SPECS.items():
         reference = runner.run(load(text, name), backend="numpy", numeric=False)
         result = runner.run(load(text, name), backend=framework, numeric=False)
-        rows, ok = runner.compare([reference, result], tolerance=1e-12)
+        rows, ok = comparison.compare([reference, result], tolerance=1e-12)
         unexplained = [(r.output, r.input, r.overridden) for r in rows if not (r.within or r.notes)]
         assert ok and not unexplained, f"{name} on {framework}: {unexplained}"
         if framework == "tensorflow":

@@ -150,6 +150,14 @@ def test_list_and_schema():
     assert "inputs" in schema["properties"]
 
 
+def test_grad_is_listed_beside_the_ops_and_named_by_the_schema():
+    ops = invoke("list", "ops")
+    assert "grad(y, x)" in ops.stdout and "Hessian-vector" in ops.stdout
+    schema = invoke("schema").stdout
+    assert "grad(y, x)" in json.loads(schema)["properties"]["outputs"]["description"] or \
+        "grad(y, x)" in schema
+
+
 def test_unknown_backend_exits_2():
     result = invoke("run", STE, "--backend", "mxnet")
     assert result.exit_code == 2 and "unknown backend 'mxnet'" in result.stderr

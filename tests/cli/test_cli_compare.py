@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gradcli import runner
+from gradcli import comparison, runner
 from gradcli.backends.program import TrainRecord
 from gradcli.cli import cli
 from gradcli.runner import GradientRow, Result
@@ -33,7 +33,7 @@ def made(name, overridden, true=None, *, dtype="float64", train=None):
     ([1.0, NAN], [1.0, 2.0], [1.0, 2.0]),
 ])
 def test_a_nan_against_a_number_differs_in_any_column(columns):
-    rows, ok = runner.compare([made(f"r{k}", c) for k, c in enumerate(columns)], 1e-6)
+    rows, ok = comparison.compare([made(f"r{k}", c) for k, c in enumerate(columns)], 1e-6)
     assert ok is False
     assert rows[0].within is False
     assert math.isnan(rows[0].max_diff)
@@ -41,19 +41,19 @@ def test_a_nan_against_a_number_differs_in_any_column(columns):
 
 def test_nan_against_nan_and_equal_infinities_agree():
     columns = ([INF, -INF, NAN, 3.0], [INF, -INF, NAN, 3.0], [INF, -INF, NAN, 3.0])
-    rows, ok = runner.compare([made(f"r{k}", c) for k, c in enumerate(columns)], 0.0)
+    rows, ok = comparison.compare([made(f"r{k}", c) for k, c in enumerate(columns)], 0.0)
     assert ok is True and rows[0].within is True and rows[0].max_diff == 0.0
 
 
 def test_opposite_infinities_and_inf_against_a_number_differ():
     for other in ([-INF, 1.0], [5.0, 1.0]):
-        rows, ok = runner.compare([made("a", [INF, 1.0]), made("b", other)], 1e6)
+        rows, ok = comparison.compare([made("a", [INF, 1.0]), made("b", other)], 1e6)
         assert ok is False and rows[0].max_diff == INF
 
 
 def test_float32_allowance_ignores_infinite_gradients():
     # The float32 allowance scales with the largest |gradient|; an inf must not make it infinite.
-    rows, ok = runner.compare([made("a", [INF, 1.0], dtype="float32"),
+    rows, ok = comparison.compare([made("a", [INF, 1.0], dtype="float32"),
                                made("b", [INF, 5.0], dtype="float32")], 1e-3)
     assert ok is False and rows[0].max_diff == 4.0
 
@@ -89,16 +89,32 @@ def test_training_losses_and_final_parameters_are_compared_under_the_tolerance()
     a = made("a", [1.0], train=trained([3.0, 2.0], [0.5, 0.25]))
     b = made("b", [1.0], train=trained([3.0, 2.0], [0.5, 0.75]))
     c = made("c", [1.0], train=trained([3.0, NAN], [0.5, 0.25]))
-    rows, grads_ok = runner.compare([a, b, c], 1e-6)
+    rows, grads_ok = comparison.compare([a, b, c], 1e-6)
     assert grads_ok is True
-    train_rows, ok = runner.compare_training([a, b, c], 1e-6, rows)
+    train_rows, ok = comparison.compare_training([a, b, c], 1e-6, rows)
     assert ok is False
     by = {r.quantity: r for r in train_rows}
     assert set(by) == {"loss", "final_loss", "params.w"}
     assert math.isnan(by["loss"].max_diff) and by["loss"].within is False
     assert by["params.w"].max_diff == 0.5 and by["params.w"].within is False
-    same, ok = runner.compare_training([a, a], 0.0, rows)
+    same, ok = comparison.compare_training([a, a], 0.0, rows)
     assert ok is True and all(r.max_diff == 0.0 for r in same)
+
+
+def test_final_metrics_on_both_parts_are_compared_too():
+    a = made("a", [1.0], train=trained([3.0, 2.0], [0.5]))
+    b = made("b", [1.0], train=trained([3.0, 2.0], [0.5]))
+    a.train.final_metrics = {"accuracy": {"train": 0.75, "test": 0.5}}
+    b.train.final_metrics = {"accuracy": {"train": 0.75, "test": 0.625}}  # one test row flipped
+    rows, _ = comparison.compare([a, b], 1e-6)
+    train_rows, ok = comparison.compare_training([a, b], 1e-6, rows)
+    by = {r.quantity: r for r in train_rows}
+    assert ok is False
+    assert by["final.accuracy.train"].within is True and by["final.accuracy.train"].max_diff == 0
+    assert by["final.accuracy.test"].values == [0.5, 0.625]
+    assert by["final.accuracy.test"].max_diff == 0.125 and by["final.accuracy.test"].within is False
+    b.train.final_metrics = {"accuracy": {"train": 0.75, "test": 0.5}}
+    assert comparison.compare_training([a, b], 1e-6, rows)[1] is True
 
 
 def test_a_convention_that_excuses_the_loss_gradient_excuses_training():
@@ -107,9 +123,9 @@ def test_a_convention_that_excuses_the_loss_gradient_excuses_training():
     a = made("a", [1.0], train=trained([3.0], [0.5]))
     b = made("b", [1.5], train=trained([3.0], [0.75]))
     b.conventions = [Convention("max", "b splits tied gradients", "y", "x")]
-    rows, ok = runner.compare([a, b], 1e-6)
+    rows, ok = comparison.compare([a, b], 1e-6)
     assert ok is True and rows[0].within is False  # noted, not failed
-    train_rows, ok = runner.compare_training([a, b], 1e-6, rows)
+    train_rows, ok = comparison.compare_training([a, b], 1e-6, rows)
     assert ok is True
     by = {r.quantity: r for r in train_rows}
     assert by["params.w"].notes == ["b: b splits tied gradients"] and by["loss"].notes == []
@@ -117,11 +133,11 @@ def test_a_convention_that_excuses_the_loss_gradient_excuses_training():
 
 def test_a_run_that_does_not_train_is_left_out_of_the_training_verdict():
     a = made("a", [1.0], train=trained([3.0], [0.5]))
-    rows, ok = runner.compare_training([made("b", [1.0]), a], 1.0, [])
+    rows, ok = comparison.compare_training([made("b", [1.0]), a], 1.0, [])
     assert ok is True
-    assert all(r.values[0] == runner.NOT_TRAINED and r.within is None for r in rows)
+    assert all(r.values[0] == comparison.NOT_TRAINED and r.within is None for r in rows)
     c = made("c", [1.0], train=trained([3.0], [2.5]))  # the trained runs still meet each other
-    rows, ok = runner.compare_training([made("b", [1.0]), a, c], 1.0, [])
+    rows, ok = comparison.compare_training([made("b", [1.0]), a, c], 1.0, [])
     assert ok is False and {r.quantity: r for r in rows}["params.w"].max_diff == 2.0
 
 

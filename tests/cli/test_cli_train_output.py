@@ -11,7 +11,7 @@ import json
 import numpy as np
 from rich.console import Console
 
-from gradcli import render, runner
+from gradcli import comparison, render, runner
 from gradcli.backends.program import Nonfinite, TrainRecord
 from gradcli.spec import load_spec_text
 from gradcli.spec.model import DataSpec
@@ -265,7 +265,7 @@ def compared():
                       metrics={"accuracy": {"train": [0.5, 0.625, 0.75]}}, final_loss=0.25,
                       final_metrics={"accuracy": {"train": 0.75}},
                       stopped={"step": 4, "reason": "non-finite loss", "nonfinite": BIRTH}))
-    c = runner.comparison([a, b], ["a", "b"], None)
+    c = comparison.comparison([a, b], ["a", "b"], None)
     return comparison_renderables([c], None), json.loads(comparison_json([c], None))
 
 

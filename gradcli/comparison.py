@@ -1,0 +1,170 @@
+"""Line several runs up: their overridden gradients and what training produced, under one
+tolerance, with the backend conventions that excuse a gap (`gradcli compare`).
+
+The runner makes each Result; this module only compares them, and render_compare lays
+the verdict out.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .record import Factory, record
+from .runner import max_gap
+
+
+class _Excusable:
+    """A comparison row whose verdict a backend's convention (its notes) may excuse."""
+
+    @property
+    def excused(self) -> bool:
+        """Outside the tolerance, but the notes explain the gap, so the verdict still holds."""
+        return self.within is False and bool(self.notes)
+
+
+@record(frozen=False)
+class ComparisonRow(_Excusable):
+    """One output/input pair across several runs: each run's overridden gradient."""
+
+    output: str
+    input: str
+    overridden: list         # one per run, None where that run has no gradient
+    true: object             # the first run's true gradient
+    max_diff: float | None   # largest |difference| from the first run
+    within: bool | None      # None without a tolerance
+    notes: list = Factory(list)  # conventions that explain a difference
+
+
+@record(frozen=False)
+class TrainingComparisonRow(_Excusable):
+    """One training quantity (the loss per step, the final loss, a final parameter or metric)
+    across runs."""
+
+    quantity: str            # "loss", "final_loss", "params.<name>" or "final.<metric>.<part>"
+    values: list             # one per run: NOT_TRAINED, or None where that run lacks it
+    max_diff: float | None
+    within: bool | None
+    notes: list = Factory(list)
+
+
+NOT_TRAINED = "not trained"  # a training value of a run that has no train block
+FLOAT32_ROUNDING = 2e-5  # relative gap two float32 kernels may differ by
+
+
+@record(frozen=False)
+class Comparison:
+    """Runs lined up against the first: gradient rows, training rows and their verdict."""
+
+    labels: list[str]
+    results: list
+    rows: list[ComparisonRow]
+    train_rows: list[TrainingComparisonRow]
+    ok: bool
+
+
+def comparison(results: list, labels: list[str], tolerance: float | None) -> Comparison:
+    """compare and compare_training together; ok only when both agree."""
+    rows, gradients_ok = compare(results, tolerance, labels)
+    train_rows, training_ok = compare_training(results, tolerance, rows)
+    return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok)
+
+
+def compare(results: list, tolerance: float | None = None,
+            labels: list[str] | None = None) -> tuple[list[ComparisonRow], bool]:
+    """Line the runs' overridden gradients up; the bool says all agree within tolerance.
+
+    A difference that a backend's documented convention explains is noted, not
+    failed; in float32, gaps within float32 rounding count as agreement.
+    """
+    labels = labels or [r.experiment.name for r in results]
+    keys: dict[tuple[str, str], None] = {}
+    for r in results:
+        for out, row in r.gradients.items():
+            for name in row:
+                keys[(out, name)] = None
+    float32 = any(r.experiment.dtype == "float32" for r in results)
+    rows, ok = [], True
+    for out, name in keys:
+        grads = [_get(r, out, name, "overridden") for r in results]
+        notes = [f"{label}: {c.text}" for label, r in zip(labels, results)
+                 for c in r.conventions if (c.output, c.input) == (out, name)]
+        max_diff, within = _agreement(grads, tolerance, float32)
+        row = ComparisonRow(out, name, grads, _get(results[0], out, name, "true"), max_diff, within,
+                            notes)
+        ok = ok and (within is not False or row.excused)
+        rows.append(row)
+    return rows, ok
+
+
+def compare_training(results: list, tolerance: float | None, rows: list[ComparisonRow]
+                     ) -> tuple[list[TrainingComparisonRow], bool]:
+    """Line up what training produced (losses, final parameters, final metrics on the training
+    and test parts) under the same tolerance.
+
+    Training consumes the loss's gradients, so a gradient difference that a
+    convention excuses (rows of the training loss) excuses training too. A run
+    that does not train shows NOT_TRAINED and is left out of the verdict: the
+    runs that trained are compared with each other (the first of them is the
+    reference).
+    """
+    trained = [r.train for r in results if r.train is not None]
+    if not trained:
+        return [], True
+    float32 = any(r.experiment.dtype == "float32" for r in results if r.train is not None)
+    losses = {r.experiment.train.loss for r in results if r.train is not None}
+    excuses = list(dict.fromkeys(note for row in rows if row.output in losses and not row.within
+                                 for note in row.notes))
+    names = dict.fromkeys(n for t in trained for n in t.final)
+    metrics = dict.fromkeys((m, part) for t in trained for m, parts in t.final_metrics.items()
+                            for part in parts)
+    quantities = [("loss", lambda t: t.loss), ("final_loss", lambda t: t.final_loss),
+                  *((f"params.{n}", lambda t, n=n: t.final.get(n)) for n in names),
+                  *((f"final.{m}.{part}", lambda t, m=m, part=part:
+                     t.final_metrics.get(m, {}).get(part)) for m, part in metrics)]
+    out, ok = [], True
+    for quantity, pick in quantities:
+        values = [pick(t) for t in trained]
+        max_diff, within = (None, None) if len(values) < 2 else _agreement(values, tolerance, float32)
+        if within is not None:
+            ok = ok and (within or bool(excuses))
+        placed = iter(values)  # back in every run's column
+        out.append(TrainingComparisonRow(
+            quantity, [NOT_TRAINED if r.train is None else next(placed) for r in results],
+            max_diff, within, excuses if within is False else []))
+    return out, ok
+
+
+def _agreement(values: list, tolerance: float | None, float32: bool) -> tuple[float | None, bool | None]:
+    """The largest gap from the first run (NaN beats any number) and whether it is allowed."""
+    first = values[0]
+    diffs = [_max_diff(first, v) for v in values[1:]]
+    if any(d is None for d in diffs):
+        max_diff = None
+    elif any(math.isnan(d) for d in diffs):
+        max_diff = math.nan  # Python's max would keep or drop a NaN depending on its place
+    else:
+        max_diff = max(diffs, default=0.0)
+    if tolerance is None:
+        return max_diff, None
+    allowed = tolerance
+    if float32 and first is not None:
+        magnitudes = np.abs(np.asarray(first, dtype=np.float64))
+        scale = float(np.max(magnitudes[np.isfinite(magnitudes)], initial=1.0))  # inf would admit all
+        allowed = max(tolerance, FLOAT32_ROUNDING * scale)
+    same_connection = all((v is None) == (first is None) for v in values)
+    within = same_connection and (max_diff is None or max_diff <= allowed)  # False for NaN
+    return max_diff, within
+
+
+def _get(result, out: str, name: str, kind: str):
+    row = result.gradients.get(out, {}).get(name)
+    return None if row is None else getattr(row, kind)
+
+
+def _max_diff(a, b) -> float | None:
+    if a is None or b is None:
+        return None if (a is None) != (b is None) else 0.0
+    if np.shape(a) != np.shape(b):
+        return math.inf
+    return max_gap(a, b)

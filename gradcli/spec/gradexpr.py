@@ -1,0 +1,110 @@
+"""The checks of grad(y, x) that need the whole spec: x is upstream of y, and a float.
+
+The expression checker (exprcheck.py) knows one expression; whether y depends
+on x at all is a question about the lets between them, answered here on the
+names each let reads (transitively), before anything is built.
+"""
+from __future__ import annotations
+
+from gradcli.spec.ast import Call, Name, Node, children, walk
+from gradcli.spec.exprcheck import GRAD, GRAD_PARAMS
+from gradcli.spec.fields import expect_names, fail
+from gradcli.spec.sites import Site, error_at
+
+
+def names_read(node: Node) -> set[str]:
+    """Every name an expression refers to (inputs, lets, attributes alike)."""
+    return {n.id for n in walk(node) if isinstance(n, Name)}
+
+
+def grad_calls(node: Node):
+    """(y, x) of every grad(y, x) call in an expression, outermost first."""
+    for n in walk(node):
+        if isinstance(n, Call) and n.func == GRAD:
+            bound = dict(zip(GRAD_PARAMS, n.args))
+            bound.update(n.kwargs)
+            yield bound["y"], bound["x"]
+
+
+# Bounds on what grad() may ask for (docs/untrusted.md): each level of a gradient of a
+# gradient builds a backward pass over everything below it (about three times its ops), and
+# the frameworks build the lets between x and y again for every call.
+MAX_GRAD_ORDER = 4
+MAX_GRAD_CALLS = 64
+
+
+class Upstream:
+    """Which names each let depends on, through the lets before it (filled in let order),
+    and how many levels of grad() each holds."""
+
+    def __init__(self, inputs) -> None:
+        self.inputs = inputs               # name -> InputSpec
+        self.deps: dict[str, set[str]] = {}
+        self.order: dict[str, int] = {}    # name -> levels of grad() in its value
+        self.calls = 0
+        self.through: dict[str, str] = {}  # let -> the x of a grad(y, x) computed through it
+
+    def of(self, node: Node) -> set[str]:
+        """The names an expression's value may depend on."""
+        found: set[str] = set()
+        for name in names_read(node):
+            found.add(name)
+            found |= self.deps.get(name, set())
+        return found
+
+    def add(self, names, node: Node) -> None:
+        deps, order = self.of(node), self.order_of(node)
+        for name in names:
+            self.deps[name] = deps
+            self.order[name] = order
+
+    def order_of(self, node: Node) -> int:
+        """Levels of grad() in an expression's value: grad(y, x) adds one to y's."""
+        if isinstance(node, Name):
+            return self.order.get(node.id, 0)
+        if isinstance(node, Call) and node.func == GRAD:
+            bound = dict(zip(GRAD_PARAMS, node.args))
+            bound.update(node.kwargs)
+            return 1 + self.order_of(bound["y"])
+        return max((self.order_of(child) for child in children(node)), default=0)
+
+    def check(self, site: Site) -> None:
+        """Every grad(y, x) in the site: x is read by y (perhaps through lets) and is a float."""
+        for y, x in grad_calls(site.expr.node):
+            self.calls += 1
+            if self.calls > MAX_GRAD_CALLS:
+                raise error_at(site.node, x.pos, site.key,
+                               f"a spec may call grad() at most {MAX_GRAD_CALLS} times", None)
+            if self.order_of(y) + 1 > MAX_GRAD_ORDER:
+                raise error_at(site.node, y.pos, site.key,
+                               f"this grad() is a derivative of order {self.order_of(y) + 1} "
+                               f"(a gradient of a gradient ...); the limit is {MAX_GRAD_ORDER}",
+                               "see docs/untrusted.md")
+            for name in self.of(y):  # the lets between x and y: built again from x
+                if name != x.id and x.id in self.deps.get(name, ()):
+                    self.through.setdefault(name, x.id)
+            spec = self.inputs.get(x.id)
+            if spec is not None and spec.value.dtype.kind != "f":
+                raise error_at(site.node, x.pos, site.key,
+                               f"grad(y, x): input {x.id!r} is {spec.value.dtype}; a gradient is "
+                               "taken with respect to a float tensor",
+                               f"cast it first: let: {{xf: cast({x.id}, float64)}}")
+            if x.id not in self.of(y):
+                raise error_at(site.node, x.pos, site.key,
+                               f"grad(y, x): y does not depend on {x.id!r}, so there is no "
+                               "gradient to take", "x must be an input or a let that y is "
+                                                   "computed from")
+
+
+    def refuse_through(self, node, key: str) -> None:
+        """wrt and stop_gradients may not name a let that a grad(y, x) computes through: the
+        frameworks' backward passes read such a let's value inside the op that makes it, out
+        of reach of a probe or a stop, so its partial derivative would differ by backend."""
+        if node is None or not self.through:
+            return
+        for name, name_node in expect_names(node, key):
+            if name in self.through:
+                raise fail(name_node, key, f"{name!r} lies between x and y of a grad(y, "
+                                           f"{self.through[name]}): its gradient is not "
+                                           f"defined on its own there; name {self.through[name]!r}"
+                                           " or a let that grad() does not compute through")
