@@ -122,7 +122,8 @@ train:
 """
     train = run(spec).train
     born = train.nonfinite
-    assert born is not None and born.step == 0 and (born.op, born.expr, born.tensor) == ("sgd", "optimizer sgd", "w")
+    assert born is not None and born.step == 0
+    assert (born.op, born.expr, born.tensor) == ("sgd", "optimizer sgd", "w")
     assert train.stopped["step"] == 1 and train.loss[0] == pytest.approx(0.5e300)
 
 
