@@ -17,6 +17,7 @@ from ..core.evaluate import collector_paused
 from ..core.tf_updates import rule_for
 from ..errors import GradcliError, GradientError, SpecError
 from .interpret import spec_error
+from .numpy_flat import FlatUpdate
 from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
 
 
@@ -50,6 +51,8 @@ class NumpyTrainee:
         self.graph = base
         self.rule = rule_for(self.spec.optimizer, self.spec.hyper)
         self.slots = {n: {} for n in self.names}
+        self._flats: dict = {}  # tuple of names -> FlatUpdate
+        self._finite = False  # apply()'s verdict on the updated variables, for nonfinite()
 
     # ----- feeding -----
     def feed(self, batch) -> None:
@@ -108,11 +111,34 @@ class NumpyTrainee:
     def apply(self, grads, lr: float) -> None:
         rule = self.rule
         rule.set_lr(lr)
+        names, values = [n for n, _ in grads], [self.variables[n]._value for n, _ in grads]
+        grad_values = [g for _, g in grads]
         with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
-            for name, grad in grads:
-                var = self.variables[name]
-                var.assign(rule.update(var._value, grad, self.slots[name], var.dtype, np))
+            flat = self._flat(names, values, grad_values)
+            if flat is not None:
+                news = flat.step(rule, values, grad_values, [self.slots[n] for n in names])
+                for name, new in zip(names, news):
+                    self.variables[name].assign(new)
+            else:
+                for name, value, grad in zip(names, values, grad_values):
+                    self.variables[name].assign(
+                        rule.update_numpy(value, grad, self.slots[name], self.variables[name].dtype))
             rule.finish_step()
+            # here, where overflow warnings are already off
+            self._finite = self._all_finite(() if flat is None else names,
+                                            None if flat is None else flat.new)
+
+    def _flat(self, names: list, values: list, grads: list):
+        """The flat buffers for updating these variables at once (None: one at a time)."""
+        if not FlatUpdate.fits(values, grads):
+            return None
+        flat = self._flats.get(tuple(names))
+        if flat is None or flat.shapes != [v.shape for v in values]:
+            flat = self._flats[tuple(names)] = FlatUpdate(names, values)
+        slots = [self.slots[n] for n in names]
+        if flat.linked(slots) or flat.adopt(slots):
+            return flat
+        return None
 
     def snapshot(self):
         return {n: v._value for n, v in self.variables.items()}
@@ -141,6 +167,9 @@ class NumpyTrainee:
     # ----- where a non-finite step was born -----
     def nonfinite(self, step: int, loss: float, before):
         """Located at the step's starting values (the variables are put back meanwhile)."""
+        finite, self._finite = self._finite, False  # the check apply() just made
+        if before is not None and finite and np.isfinite(loss):
+            return None
         exp = self.experiment
         from .numpy import _first, _locate
         bad = [n for n in self.names if before is not None
@@ -161,6 +190,22 @@ class NumpyTrainee:
             return found or optimizer_overflow(exp, bad[0], value, step)
         finally:
             self.assign(after)
+
+    def _all_finite(self, done=(), flat=None) -> bool:
+        """Whether every variable is finite, by one reduction each (`done` ones: one for all,
+        on their `flat` new values): a NaN or inf element makes its sum non-finite. A sum
+        that overflows although every element is finite only sends the step to nonfinite()'s
+        exact per-element check, which then finds nothing."""
+        reduce = np.add.reduce
+        if flat is not None and not np.isfinite(reduce(flat, axis=None)):
+            return False
+        for name, var in self.variables.items():
+            if name in done:
+                continue
+            value = var._value
+            if value.dtype.kind in "fc" and not np.isfinite(reduce(value, axis=None)):
+                return False
+        return True
 
 
 def _shapes(values: dict) -> tuple:

@@ -190,9 +190,30 @@ def _sum_to(v, shape):
     return np.reshape(out, shape) if lead or np.shape(out) != shape else out
 
 
+def _sum_to_kernel(shape: tuple):
+    """_sum_to(v, shape) with the axes worked out once per shape of v: a replay runs it every
+    step on arrays of one shape, where building the axes cost more than the sum."""
+    plans: dict = {}
+
+    def kernel(v):
+        if type(v) is not np.ndarray:
+            return _sum_to(v, shape)
+        plan = plans.get(v.shape)
+        if plan is None:
+            lead = v.ndim - len(shape)
+            axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                              if n == 1 and v.shape[lead + i] != 1)
+            out_shape = tuple(1 if i in axes else n for i, n in enumerate(v.shape))
+            plan = plans[v.shape] = (axes, lead or out_shape != shape)
+        axes, reshape = plan
+        out = np.add.reduce(v, axis=axes, keepdims=True) if axes else v  # np.sum's own reduce
+        return out.reshape(shape) if reshape else out
+    return kernel
+
+
 def sum_to(x: Tensor, shape: tuple) -> Tensor:
     """Sum x down to shape: undoes broadcasting, the one place gradients do it."""
-    return unary("sum_to", lambda v: _sum_to(v, shape), x, {"shape": tuple(shape)})
+    return unary("sum_to", _sum_to_kernel(tuple(shape)), x, {"shape": tuple(shape)})
 
 
 def broadcast_to(x: Tensor, shape: tuple) -> Tensor:

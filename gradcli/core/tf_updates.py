@@ -13,6 +13,12 @@ A rule's `update(value, grad, slots, dtype, ops)` works on whatever supports + -
 Python floats: `ops` gives `sqrt` and `zeros_like` for those arrays, `dtype` is the variable's
 numpy dtype or its name. Every scalar a rule hands to the arrays is a Python float that the
 variable's dtype holds exactly, so numpy, torch, jax and TensorFlow multiply by the same number.
+
+On the numpy core, `update_numpy(value, grad, slots, dtype)` does the same arithmetic in place:
+the slots are updated in their own buffers and the temporaries live in two scratch buffers per
+variable, so a step allocates only the variable's new value (a new array, so the value the loop
+kept from before the step stays intact). Every op is the formula's, in the formula's order (+ and
+* are commutative in IEEE arithmetic, so `ms += t` is `ms + t`), hence the same bits.
 """
 from __future__ import annotations
 
@@ -36,11 +42,18 @@ class Rule:
     """What every rule shares: the learning rate of the current step."""
 
     lr: float
+    _lr_from = None  # the learning rate self.lr was rounded from (a constant one: every step)
 
     def set_lr(self, learning_rate: float) -> None:
         """This step's learning rate (a schedule's), rounded through float32 as tf.train
         rounds a Python float or a float32 placeholder fed with it."""
-        self.lr = tf_hyper(learning_rate, "learning_rate")
+        if learning_rate != self._lr_from:
+            self.lr = tf_hyper(learning_rate, "learning_rate")
+            self._lr_from = learning_rate
+
+    def update_numpy(self, value, grad, slots: dict, dtype):
+        """update() on numpy arrays; rules that can do it in place override this."""
+        return self.update(value, grad, slots, dtype, np)
 
 
 class SGDRule(Rule):
@@ -51,6 +64,13 @@ class SGDRule(Rule):
 
     def update(self, value, grad, slots: dict, dtype, ops):
         return value - grad * self.lr
+
+    def update_numpy(self, value, grad, slots: dict, dtype):
+        if not _in_place(value, grad):
+            return self.update(value, grad, slots, dtype, np)
+        t = _scratch(slots, "_t", value)
+        np.multiply(grad, self.lr, out=t)
+        return np.subtract(value, t)
 
     def finish_step(self) -> None:
         """Nothing to advance once every variable is updated."""
@@ -71,6 +91,25 @@ class MomentumRule(Rule):
         if self.use_nesterov:
             return value - (grad * self.lr + accum * self.momentum * self.lr)
         return value - accum * self.lr
+
+    def update_numpy(self, value, grad, slots: dict, dtype):
+        if not _in_place(value, grad):
+            return self.update(value, grad, slots, dtype, np)
+        accum = slots.get("accum")
+        if accum is None:
+            accum = slots["accum"] = np.zeros_like(value)
+        np.multiply(accum, self.momentum, out=accum)
+        np.add(accum, grad, out=accum)
+        t = _scratch(slots, "_t", value)
+        if self.use_nesterov:
+            u = _scratch(slots, "_u", value)
+            np.multiply(grad, self.lr, out=t)
+            np.multiply(accum, self.momentum, out=u)
+            np.multiply(u, self.lr, out=u)
+            np.add(t, u, out=t)
+            return np.subtract(value, t)
+        np.multiply(accum, self.lr, out=t)
+        return np.subtract(value, t)
 
     def finish_step(self) -> None:
         """Nothing to advance once every variable is updated."""
@@ -103,6 +142,30 @@ class AdamRule(Rule):
         slots["m"], slots["v"] = m, v
         return value - (m * lr_t) / (ops.sqrt(v) + self.epsilon)
 
+    def update_numpy(self, value, grad, slots: dict, dtype):
+        if not _in_place(value, grad):
+            return self.update(value, grad, slots, dtype, np)
+        lr_t, c1, c2 = self._scalars.get(dtype) or self._scalars.setdefault(
+            dtype, self._step_scalars(dtype))
+        m, v = slots.get("m"), slots.get("v")
+        if m is None:
+            m = slots["m"] = np.zeros_like(value)
+        if v is None:
+            v = slots["v"] = np.zeros_like(value)
+        t, u = _scratch(slots, "_t", value), _scratch(slots, "_u", value)
+        np.subtract(grad, m, out=t)
+        np.multiply(t, c1, out=t)
+        np.add(m, t, out=m)
+        np.multiply(grad, grad, out=t)
+        np.subtract(t, v, out=t)
+        np.multiply(t, c2, out=t)
+        np.add(v, t, out=v)
+        np.multiply(m, lr_t, out=t)
+        np.sqrt(v, out=u)
+        np.add(u, self.epsilon, out=u)
+        np.divide(t, u, out=t)
+        return np.subtract(value, t)
+
     def finish_step(self) -> None:
         """AdamOptimizer._finish: the float32 powers times the float32 betas."""
         self.beta1_power = self.beta1_power * np.float32(self.beta1)
@@ -127,6 +190,7 @@ class RMSPropRule(Rule):
                  epsilon: float = 1e-10) -> None:
         self.lr, self.epsilon = tf_hyper(learning_rate, "learning_rate"), tf_hyper(epsilon, "epsilon")
         self.decay, self.momentum = tf_hyper(decay, "decay"), tf_hyper(momentum, "momentum")
+        self._one_minus_decay: dict = {}  # dtype -> 1 - decay in its precision
 
     def update(self, value, grad, slots: dict, dtype, ops):
         kind = np.dtype(dtype).type
@@ -138,8 +202,50 @@ class RMSPropRule(Rule):
         slots["rms"], slots["momentum"] = ms, mom
         return value - mom
 
+    def update_numpy(self, value, grad, slots: dict, dtype):
+        if not _in_place(value, grad):
+            return self.update(value, grad, slots, dtype, np)
+        ms, mom = slots.get("rms"), slots.get("momentum")
+        if ms is None:
+            ms = slots["rms"] = np.ones_like(value)  # zeros_like(value) + 1.0, exactly
+        if mom is None:
+            mom = slots["momentum"] = np.zeros_like(value)
+        t, u = _scratch(slots, "_t", value), _scratch(slots, "_u", value)
+        decay = self._one_minus_decay.get(dtype)
+        if decay is None:
+            kind = np.dtype(dtype).type
+            decay = self._one_minus_decay[dtype] = float(kind(1) - kind(self.decay))
+        np.multiply(grad, grad, out=t)
+        np.subtract(t, ms, out=t)
+        np.multiply(t, decay, out=t)
+        np.add(ms, t, out=ms)
+        np.add(ms, self.epsilon, out=t)
+        np.sqrt(t, out=t)
+        np.multiply(grad, self.lr, out=u)
+        np.divide(u, t, out=u)
+        # mom * 0 + u even when momentum is 0: a NaN or inf momentum stays NaN, and a -0.0
+        # becomes +0.0 where the old momentum was not negative, as in the kernel
+        np.multiply(mom, self.momentum, out=mom)
+        np.add(mom, u, out=mom)
+        return np.subtract(value, mom)
+
     def finish_step(self) -> None:
         """Nothing to advance once every variable is updated."""
+
+
+def _in_place(value, grad) -> bool:
+    """Whether the in-place arithmetic gives update()'s bits: arrays of one dtype and shape
+    (a 0-d value, a Python number or a gradient of another dtype takes update())."""
+    return (type(value) is np.ndarray and type(grad) is np.ndarray and value.ndim > 0
+            and grad.dtype == value.dtype and grad.shape == value.shape)
+
+
+def _scratch(slots: dict, key: str, like: np.ndarray) -> np.ndarray:
+    """A scratch buffer shaped like the variable, kept in its slots between steps."""
+    buf = slots.get(key)
+    if buf is None or buf.shape != like.shape or buf.dtype != like.dtype:
+        buf = slots[key] = np.empty_like(like)
+    return buf
 
 
 def rule_for(name: str, hyper: dict):

@@ -69,7 +69,8 @@ def getitem(v, index):
 
 
 def reshape(v, shape):
-    return np.reshape(v, shape)
+    # the method: np.reshape's dispatch costs more than a small reshape itself
+    return v.reshape(shape) if type(v) is np.ndarray else np.reshape(v, shape)
 
 
 def cast(v, dtype):
@@ -93,9 +94,17 @@ def one_hot(v, depth: int, dtype=np.float64):
     """np.eye(depth)[v] (negative indices wrap, others out of range fail) without the
     depth x depth identity, which one_hot(i, 10**9) would have allocated."""
     v = np.asarray(v)
-    if v.size and (v.max() >= depth or v.min() < -depth):
-        bad = v.max() if v.max() >= depth else v.min()
-        raise IndexError(f"index {bad} is out of bounds for axis 0 with size {depth}")
+    if v.size:
+        hi, lo = v.max(), v.min()
+        if hi >= depth or lo < -depth:
+            raise IndexError(f"index {hi if hi >= depth else lo} is out of bounds for axis 0 "
+                             f"with size {depth}")
+    if depth and v.dtype.kind in "iu":
+        # one flat fancy assignment: put_along_axis's index building costs more than the
+        # work for a batch of labels (this runs every training step)
+        out = np.zeros(v.size * depth, dtype=dtype)
+        out[np.arange(0, v.size * depth, depth) + (v.reshape(-1) % depth)] = 1
+        return out.reshape(v.shape + (depth,))
     out = np.zeros(v.shape + (depth,), dtype=dtype)
     np.put_along_axis(out, (v % depth)[..., None] if depth else v[..., None], 1, axis=-1)
     return out

@@ -1,0 +1,159 @@
+"""The numpy core's in-place optimizer updates (per variable and on one flat buffer for all)
+give the bits of tf.train's formulas written out here in numpy; the one-reduction non-finite
+check neither misses an overflowing update nor cries wolf on a sum that overflows."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from gradcli import runner
+from gradcli.backends.numpy_flat import FlatUpdate
+from gradcli.core.tf_updates import rule_for
+from gradcli.spec import load_spec_text
+
+
+def f32(x: float) -> float:
+    return float(np.float32(x))  # tf.train turns Python-float hyper-parameters into float32
+
+
+def oracle_steps(name: str, hyper: dict, value, grads):
+    """tf.train's CPU kernels in their op order, written here in plain numpy."""
+    dt = value.dtype.type
+    lr = f32(hyper["lr"])
+    w, slots = value.copy(), {}
+    b1p, b2p = np.float32(hyper.get("beta1", 0.9)), np.float32(hyper.get("beta2", 0.999))
+    for g in grads:
+        if name == "rmsprop":
+            decay, mom_c, eps = f32(hyper.get("decay", 0.9)), f32(hyper.get("momentum", 0.0)), f32(1e-10)
+            ms = slots.get("ms", np.ones_like(w))
+            mom = slots.get("mom", np.zeros_like(w))
+            ms = ms + (g * g - ms) * float(dt(1) - dt(decay))
+            mom = mom * mom_c + g * lr / np.sqrt(ms + eps)
+            slots.update(ms=ms, mom=mom)
+            w = w - mom
+        elif name == "adam":
+            b1, b2, eps = f32(hyper.get("beta1", 0.9)), f32(hyper.get("beta2", 0.999)), f32(1e-8)
+            lr_t = float(dt(lr) * np.sqrt(dt(1) - dt(b2p)) / (dt(1) - dt(b1p)))
+            m, v = slots.get("m", np.zeros_like(w)), slots.get("v", np.zeros_like(w))
+            m = m + (g - m) * float(dt(1) - dt(b1))
+            v = v + (g * g - v) * float(dt(1) - dt(b2))
+            slots.update(m=m, v=v)
+            w = w - (m * lr_t) / (np.sqrt(v) + eps)
+            b1p, b2p = b1p * np.float32(b1), b2p * np.float32(b2)
+        elif name == "momentum":
+            mc = f32(hyper["momentum"])
+            acc = slots.get("acc", np.zeros_like(w)) * mc + g
+            slots["acc"] = acc
+            w = w - (g * lr + acc * mc * lr) if hyper.get("nesterov") else w - acc * lr
+        else:
+            w = w - g * lr
+    return w
+
+
+CASES = [("rmsprop", {"lr": 0.01}), ("rmsprop", {"lr": 0.1, "momentum": 0.5, "decay": 0.8}),
+         ("adam", {"lr": 0.003}), ("momentum", {"lr": 0.1, "momentum": 0.9}),
+         ("momentum", {"lr": 0.1, "momentum": 0.9, "nesterov": True}), ("sgd", {"lr": 0.3})]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,hyper", CASES)
+def test_in_place_and_flat_updates_are_tf_formulas_bit_for_bit(name, hyper, dtype):
+    rng = np.random.default_rng(3)
+    shapes = [(5, 3), (3,), (3, 2)]
+    values = [rng.normal(size=s).astype(dtype) for s in shapes]
+    grads = [[(rng.normal(size=s) * 10.0 ** rng.integers(-3, 3)).astype(dtype) for s in shapes]
+             for _ in range(4)]
+    grads[1][0][0, 0] = -0.0  # a -0.0 gradient: mom * 0 + (-0.0) is +0.0, as the kernel has it
+    expected = [oracle_steps(name, hyper, v, [g[i] for g in grads]) for i, v in enumerate(values)]
+
+    per_var, slots = rule_for(name, hyper), [{} for _ in shapes]
+    flat_rule, flat_slots = rule_for(name, hyper), [{} for _ in shapes]
+    got, flat_vals, flat = list(values), list(values), FlatUpdate(["a", "b", "c"], values)
+    for step in grads:
+        per_var.set_lr(hyper["lr"])
+        got = [per_var.update_numpy(v, g, s, np.dtype(dtype)) for v, g, s in zip(got, step, slots)]
+        per_var.finish_step()
+        flat_rule.set_lr(hyper["lr"])
+        assert flat.linked(flat_slots) or flat.adopt(flat_slots)
+        flat_vals = flat.step(flat_rule, flat_vals, step, flat_slots)
+        flat_rule.finish_step()
+    for want, a, b in zip(expected, got, flat_vals):
+        assert a.dtype == b.dtype == np.dtype(dtype)
+        assert want.tobytes() == a.tobytes() == b.tobytes()
+    # the per-variable slots are views of the flat buffers: the same state
+    for s_flat, s_var in zip(flat_slots, slots):
+        for key, value in s_flat.items():
+            assert value.tobytes() == s_var[key].tobytes()
+
+
+def test_flat_update_lays_out_again_after_a_fresh_start():
+    rule, values = rule_for("rmsprop", {"lr": 0.01}), [np.ones((2, 2)), np.zeros(3)]
+    grads = [np.full((2, 2), 0.5), np.arange(3.0)]
+    flat = FlatUpdate(["a", "b"], values)
+    slots = [{}, {}]
+    assert flat.adopt(slots)
+    first = flat.step(rule, values, grads, slots)
+    assert flat.linked(slots) and set(slots[0]) == {"rms", "momentum"}
+    fresh = [{}, {}]  # what a caller restarting the optimizer does
+    assert not flat.linked(fresh) and flat.adopt(fresh)
+    again = flat.step(rule, values, grads, fresh)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(first, again))
+    assert not FlatUpdate.fits([np.ones(2), np.ones(2, np.float32)], [np.ones(2), np.ones(2, np.float32)])
+    assert not FlatUpdate.fits([np.float64(1.0)], [np.float64(1.0)])
+
+
+def run(text: str):
+    return runner.run(load_spec_text(text, path="spec.yaml"), backend="numpy", numeric=False)
+
+
+def test_an_overflowing_update_is_still_found_as_the_optimizers():
+    # the loss w * 1e300 is finite at w = 0.5, but the step w - lr * 1e300 (lr 1e30) is -inf
+    spec = """
+inputs:
+  w: [0.5, 0.25]
+  x: {value: [1.0e+300, 1.0], trainable: false}
+outputs:
+  loss: sum(w * x)
+train:
+  optimizer: {name: sgd, lr: 1.0e+30}
+  steps: 3
+"""
+    train = run(spec).train
+    born = train.nonfinite
+    assert born is not None and born.step == 0
+    assert (born.op, born.expr, born.tensor) == ("sgd", "optimizer sgd", "w")
+    assert train.stopped["step"] == 1 and train.loss[0] == pytest.approx(0.5e300)
+
+
+def test_a_sum_that_overflows_is_not_a_non_finite_step():
+    # every element finite, their sum inf: the cheap check's "maybe" must come to nothing
+    spec = """
+inputs:
+  w: [1.5e+308, 1.5e+308, 2.0]
+outputs:
+  loss: mean(w * 0.0) + w[2] * w[2]
+train:
+  optimizer: {name: rmsprop, lr: 0.01}
+  steps: 3
+"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        train = run(spec).train
+    assert train.nonfinite is None and train.stopped is None and train.steps == 3
+    assert train.final["w"][0] == 1.5e308
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_one_hot_of_integer_labels_is_rows_of_the_identity(dtype):
+    from gradcli.ops.kernels import one_hot
+    rng = np.random.default_rng(0)
+    low = 0 if dtype is np.uint8 else -10
+    for shape in [(64,), (3, 4), (0,), ()]:
+        v = rng.integers(low, 10, shape).astype(dtype)
+        got = one_hot(v, 10, np.float32)
+        want = np.eye(10, dtype=np.float32)[v.astype(np.int64)]  # negative labels wrap
+        assert got.dtype == np.float32 and got.shape == want.shape and np.array_equal(got, want)
+    with pytest.raises(IndexError, match="index 10 is out of bounds"):
+        one_hot(np.array([1, 10], dtype), 10)
