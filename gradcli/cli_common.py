@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -18,17 +19,31 @@ from .errors import GradcliError, SpecError
 from .printable import printable, printable_lines
 from .record import record
 
+# Tables written to a pipe or a file are as wide as their columns need, up to this: rich
+# would otherwise cut every cell to fit 80 columns, the width it assumes off a terminal.
+UNBOUNDED_WIDTH = 240
+
+
+def _width(stream) -> int | None:
+    """None (rich's own choice: the terminal's width or $COLUMNS) on a terminal or when COLUMNS
+    is set; otherwise wide enough that no table is cut."""
+    if os.environ.get("COLUMNS") or getattr(stream, "isatty", lambda: False)():
+        return None
+    return UNBOUNDED_WIDTH
+
 
 def consoles(quiet: bool = False) -> tuple[Console, Console]:
     no_color = bool(os.environ.get("NO_COLOR"))
-    return (Console(file=outputs.Stdout(), no_color=no_color, quiet=quiet, highlight=False),
-            Console(stderr=True, no_color=no_color, highlight=False))
+    stdout = outputs.Stdout()
+    return (Console(file=stdout, no_color=no_color, quiet=quiet, highlight=False,
+                    width=_width(stdout)),
+            Console(stderr=True, no_color=no_color, highlight=False, width=_width(sys.stderr)))
 
 
 def file_console() -> Console:
     """A console that renders the tables as plain text (no ANSI codes) for --output."""
     return Console(file=io.StringIO(), color_system=None, force_terminal=False, highlight=False,
-                   emoji=False)
+                   emoji=False, width=int(os.environ.get("COLUMNS") or UNBOUNDED_WIDTH))
 
 
 def error_line(message: str) -> Text:

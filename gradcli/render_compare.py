@@ -18,18 +18,21 @@ def comparison_json(comparisons: list, tolerance: float | None) -> str:
     specs compared across backends give one such document per spec, under "comparisons"."""
     import json
 
+    judged = tolerance is not None  # without a tolerance nothing is judged: null, not true
     if len(comparisons) == 1:
-        doc = {"tolerance": tolerance, **_comparison_doc(comparisons[0])}
+        doc = {"tolerance": tolerance, **_comparison_doc(comparisons[0], judged)}
     else:
-        doc = {"tolerance": tolerance, "within_tolerance": all(c.ok for c in comparisons),
+        doc = {"tolerance": tolerance,
+               "within_tolerance": all(c.ok for c in comparisons) if judged else None,
                "comparisons": [{"spec": c.results[0].experiment.name,
-                                "path": str(c.results[0].experiment.path), **_comparison_doc(c)}
+                                "path": str(c.results[0].experiment.path),
+                                **_comparison_doc(c, judged)}
                                for c in comparisons]}
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
-def _comparison_doc(c) -> dict:
-    return {"runs": c.labels, "within_tolerance": c.ok,
+def _comparison_doc(c, judged: bool) -> dict:
+    return {"runs": c.labels, "within_tolerance": c.ok if judged else None,
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
                       "excused": r.excused, "notes": r.notes} for r in c.rows],

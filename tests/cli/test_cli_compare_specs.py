@@ -80,3 +80,14 @@ def test_a_spec_that_trains_beside_one_that_does_not_is_not_a_failure(write):
     assert params["within"] is None
     table = compare(still, trains, "--tolerance", "0")
     assert table.exit_code == 0 and "not trained" in table.stdout and "DIFFERS" not in table.stdout
+
+
+def test_without_a_tolerance_nothing_is_judged(tmp_path):
+    square, cube = tmp_path / "square.yaml", tmp_path / "cube.yaml"
+    square.write_text("inputs:\n  x: [1.0, 2.0]\noutputs:\n  y: sum(x * x)\n")
+    cube.write_text("inputs:\n  x: [1.0, 2.0]\noutputs:\n  y: sum(x * x * x)\n")
+    result = CliRunner().invoke(cli, ["compare", str(square), str(cube), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["rows"][0]["max_diff"] == 8.0  # 3x^2 - 2x at x = 2
+    assert doc["rows"][0]["within"] is None and doc["within_tolerance"] is None
