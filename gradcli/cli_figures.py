@@ -128,16 +128,21 @@ def report(specs, backend, overrides, output, max_memory) -> None:
     pyplot()
     refuse_own_files(output, [p for p in specs if p.is_dir()])
     target = outputs.prepare(output, specs)
-    entries, codes = [], []
+    entries, codes, failures = [], [], 0
     for path in specs:
         work = ((lambda path=path: report_sweep.entry(path)) if path.is_dir() else
                 (lambda path=path: html.entry(load_one(path, overrides, False, err, output),
                                               backend, curve, max_memory)))
         outcome = attempt(path, work, err)
+        failures += isinstance(outcome, Failure)
         entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
         codes.append(outcome.exit_code if isinstance(outcome, Failure) else
                      outcome.exit_code if isinstance(outcome, report_sweep.SweepEntry) else
                      outcome[0].exit_code)
+    if failures == len(specs):
+        # nothing but errors (already printed): a page of them would only replace a good one
+        err.print(Text.assemble("nothing to report: ", printable(output), " not written"), soft_wrap=True)
+        raise SystemExit(worst(codes))
     outputs.write_file(target, html.page(entries, version=__version__), output)
     out.print(Text.assemble("wrote ", printable(output)))
     raise SystemExit(worst(codes))

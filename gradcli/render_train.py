@@ -7,6 +7,7 @@ arranges it. Shared by run's table, compare and the markdown/CSV writers.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from rich.console import Group
@@ -91,12 +92,22 @@ def epoch_text(step: int, per_epoch: int | None) -> Text:
     return Text(f"{done:g}" if step % per_epoch == 0 else f"{done:.2f}")
 
 
-def train_table(result):
+class TrainLayout(NamedTuple):
+    """The training table as cells, for any writer (the terminal's rich table, the HTML report)."""
+
+    title: str
+    columns: list  # the header of each column (metric names come from the spec)
+    rows: list  # lists of rich Text cells (NaN and inf styled as number_text styles them)
+    caption: str
+    stopped: Text | None  # the note under a stopped run's table
+
+
+def train_layout(result) -> TrainLayout:
     """The run's training: per evaluation point (step, epoch, loss, each metric on train and
     test) then the final row; without metrics the loss per step (and small models' parameters).
     A long run is thinned (shown_steps) and its title says how; a stopped run says where and why
-    under the table."""
-    from .render import _brief, _table, number_text, spec_text
+    (`stopped`)."""
+    from .render import _brief, number_text
 
     t, exp = result.train, result.experiment
     per_epoch = steps_per_epoch(exp)
@@ -112,38 +123,48 @@ def train_table(result):
         shown, note = shown_steps(len(t.eval_steps), unit="evaluation")
         for k in shown:
             step = t.eval_steps[k]
-            rows.append([str(step), *epoch(step),
+            rows.append([Text(str(step)), *epoch(step),
                          number_text(t.loss[step] if step < len(t.loss) else t.final_loss),
                          *(number_text(_at(t.metrics[m][p], k)) for m in metrics for p in parts[m])])
     else:
         shown, note = shown_steps(len(t.loss), t.eval_steps)
         for k in shown:
-            rows.append([str(k), *epoch(k), number_text(t.loss[k]),  # a stopped step has no params
+            rows.append([Text(str(k)), *epoch(k), number_text(t.loss[k]),  # a stopped step has no params
                          *(Text("") if k >= len(t.params[n]) else _brief(np.asarray(t.params[n][k]))
                            for n in names)])
-    rows.append(["final", *([Text("")] if per_epoch else []), number_text(t.final_loss),
+    rows.append([Text("final"), *([Text("")] if per_epoch else []), number_text(t.final_loss),
                  *(number_text(t.final_metrics.get(m, {}).get(p)) for m in metrics for p in parts[m]),
                  *(_brief(np.asarray(t.final[n])) for n in names)])
 
     steps = t.steps or len(t.loss)
     title = f"training ({steps} step{'s' if steps != 1 else ''}"
     title += f", {t.epochs} epoch{'s' if t.epochs != 1 else ''}" if t.epochs is not None else ""
-    table = _table(title + f", loss {exp.train.loss}" + (f"; shown: {note}" if note else "") + ")")
-    for column in ["step", *(["epoch"] if per_epoch else []), "loss"]:
-        table.add_column(column, justify="right")
-    for column in [*(f"{m} ({p})" for m in metrics for p in parts[m]), *(f"{n} after" for n in names)]:
-        table.add_column(spec_text(column), justify="right")
-    for row in rows:
-        table.add_row(*row)
+    title += f", loss {exp.train.loss}" + (f"; shown: {note}" if note else "") + ")"
+    columns = ["step", *(["epoch"] if per_epoch else []), "loss",
+               *(f"{m} ({p})" for m in metrics for p in parts[m]), *(f"{n} after" for n in names)]
+    caption = ""
     if per_epoch is not None:
-        table.caption = ("loss: the batch loss before that step (after the last step, the whole "
-                         "training part's)" + ("; metrics on the training and test parts"
-                                               if metrics else ""))
+        caption = ("loss: the batch loss before that step (after the last step, the whole "
+                   "training part's)" + ("; metrics on the training and test parts"
+                                         if metrics else ""))
     elif metrics:
-        table.caption = "loss: the loss before that step (after the last step, the final loss)"
+        caption = "loss: the loss before that step (after the last step, the final loss)"
+    return TrainLayout(title, columns, rows, caption, stopped_text(t.stopped))
+
+
+def train_table(result):
+    """train_layout as the terminal's rich table, with the stopped note under it."""
+    from .render import _table, spec_text
+
+    layout = train_layout(result)
+    table = _table(layout.title)
+    for column in layout.columns:
+        table.add_column(spec_text(column), justify="right")
+    for row in layout.rows:
+        table.add_row(*row)
+    table.caption = layout.caption or None
     table.caption_justify = "left"
-    stopped = stopped_text(t.stopped)
-    return table if stopped is None else Group(table, stopped)
+    return table if layout.stopped is None else Group(table, layout.stopped)
 
 
 def _at(values: list, k: int):

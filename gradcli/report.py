@@ -160,7 +160,7 @@ def _values(result) -> str:
 
 def _number(value, differs: bool = False) -> tuple[str, str]:
     text = render.number_text(value, differs=differs)
-    return text.plain, "differs" if differs else ("bad" if text.style and "red" in str(text.style) else "")
+    return text.plain, "differs" if differs else _css(text)
 
 
 def _gradients(result, out: str) -> str:
@@ -222,18 +222,22 @@ def _notes(result) -> list:
 
 
 def _train_table(result) -> str:
-    t = result.train
-    steps = list(range(len(t.loss)))
-    shown = steps if len(steps) <= 20 else [*steps[:10], None, *steps[-5:]]
-    names = list(t.params) if any(t.params.values()) else []
-    rows = [[("…", "")] * (2 + len(names)) if k is None else
-            [(str(k), ""), _number(t.loss[k]),
-             *((render._brief(np.asarray(t.params[n][k])).plain, "") for n in names)]
-            for k in shown]
-    rows.append([("end", ""), _number(t.final_loss),
-                 *((render._brief(np.asarray(t.final[n])).plain, "") for n in names)])
-    return _table(f"training ({len(t.loss)} steps, loss {result.experiment.train.loss})",
-                  ["step", "loss", *(f"{n} after" for n in names)], rows)
+    """The run's training table, laid out as the terminal lays it out (render_train)."""
+    from .render_train import train_layout
+
+    layout = train_layout(result)
+    rows = [[(cell.plain, _css(cell)) for cell in row] for row in layout.rows]
+    parts = [_table(layout.title, layout.columns, rows, names=0)]
+    if layout.caption:
+        parts.append(f'<p class="meta">{escape(layout.caption)}</p>')
+    if layout.stopped is not None:
+        parts.append(f'<p class="error">{escape(layout.stopped.plain)}</p>')
+    return "\n".join(parts)
+
+
+def _css(cell) -> str:
+    """A cell's class from its terminal style: red (NaN, inf) is bad."""
+    return "bad" if cell.style and "red" in str(cell.style) else ""
 
 
 def _figure(fig, caption: str) -> str:

@@ -51,7 +51,7 @@ def test_the_page_is_self_contained_with_every_part(tmp_path):
         assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
     for text in ("backend <b>numpy</b>", "float64", "seed 0", "override <code>sign</code> → "
                  "<code>QuantizeGrad</code>: 1 op", "gradients of y", "overridden (o) vs true (t)",
-                 "training (1 steps, loss loss)", "expect: passed", "<caption>values</caption>"):
+                 "training (1 step, loss loss)", "expect: passed", "<caption>values</caption>"):
         assert text in page, text
     # the STE's overridden gradient of x, element [1] (2 where the true one is 0), is flagged
     assert '<td class="differs">2</td>' in page
