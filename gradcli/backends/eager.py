@@ -34,11 +34,11 @@ import numpy as np
 from ..core import budget as budgets
 from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GradientError, GraphError
+from ..lang.interpret import Interpreter
 from ..opset import OPS
 from .connectivity import Graph
 from .eager_grad import GradOfBuild
 from .eager_nonfinite import At, checked_vjp
-from .interpret import Interpreter
 from .kit import sum_to
 
 RANDOM = ("uniform", "normal", "bernoulli")
@@ -74,7 +74,7 @@ class EagerBuilder(GradOfBuild):
         budget = budgets.active()  # each build gets its own ledger under the run's budget
         self.memory = budget.fresh() if budget is not None else None
         self.log, self.vjps = log, vjps  # a BirthLog: check ops (vjps: their gradients too)
-        self.place = None                # the spec sub-expression being built (interpret.Place)
+        self.place = None                # the spec sub-expression being built (lang/places.py Place)
         self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
 
     def finish(self) -> None:
