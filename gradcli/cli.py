@@ -142,8 +142,8 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
 @click.option("--tolerance", type=float, default=None,
               help="Exit 1 when any gradient, training loss or final parameter differs from the "
                    "first column by more than this (NaN against a number always differs).")
-@click.option("--format", "fmt", type=click.Choice(("table", "json")), default="table",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="table for people; json, markdown or csv (all built from the JSON document) for tools.")
 @max_memory
 @reports_errors
 def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
@@ -178,6 +178,11 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
 
     if fmt == "json":
         outputs.write_stdout(layout.comparison_json(comparisons, tolerance) + "\n")
+    elif fmt in ("csv", "markdown"):
+        from . import render_compare_formats as formats
+
+        write = formats.comparison_csv if fmt == "csv" else formats.comparison_markdown
+        outputs.write_stdout(write(comparisons, tolerance))
     else:
         for part in layout.comparison_renderables(comparisons, tolerance):
             out.print(part)

@@ -28,28 +28,28 @@ def to_markdown(result) -> str:
         lines += [printable(doc["description"]), ""]
     lines += [f"backend `{doc['backend']}` · `{doc['dtype']}` · seed {doc['seed']}", ""]
     if doc["values"]:
-        lines += _md_table("values", ["name", "value"],
-                           [[_md_code(name), _md_value(v)] for name, v in doc["values"].items()])
+        lines += md_table("values", ["name", "value"],
+                           [[md_code(name), md_value(v)] for name, v in doc["values"].items()])
     for out, row in doc["gradients"].items():
-        lines += _md_table(f"gradients of `{_md_text(out)}`",
+        lines += md_table(f"gradients of `{md_text(out)}`",
                            ["input", "overridden", "true", "numeric", "numeric_kind"],
-                           [[_md_code(name), *(_md_value(g[k]) for k in ("overridden", "true", "numeric")),
-                             _md_text(g["numeric_kind"])] for name, g in row.items()])
+                           [[md_code(name), *(md_value(g[k]) for k in ("overridden", "true", "numeric")),
+                             md_text(g["numeric_kind"])] for name, g in row.items()])
     summary = [(f"{out}/{name}", s) for out, row in doc["summary"].items() for name, s in row.items()]
     if summary:
         keys = list(summary[0][1])
-        lines += _md_table("overridden vs true", ["output/input", *keys],
-                           [[_md_code(pair), *(_md_value(s[k]) for k in keys)] for pair, s in summary])
+        lines += md_table("overridden vs true", ["output/input", *keys],
+                           [[md_code(pair), *(md_value(s[k]) for k in keys)] for pair, s in summary])
     for section in ("overrides", "conventions", "nonfinite"):
-        lines += _md_records(section, doc[section])
+        lines += md_records(section, doc[section])
     if "train" in doc:
         lines += _md_train(doc["train"])
     if "expect" in doc:
         expect = doc["expect"]
         lines += ["### expect", "", "passed" if expect["passed"] else "FAILED", ""]
-        lines += [f"- {_md_text(f)}" for f in expect["failures"]] + ([""] if expect["failures"] else [])
+        lines += [f"- {md_text(f)}" for f in expect["failures"]] + ([""] if expect["failures"] else [])
     if doc["warnings"]:
-        lines += ["### warnings", "", *(f"- {_md_text(w)}" for w in doc["warnings"]), ""]
+        lines += ["### warnings", "", *(f"- {md_text(w)}" for w in doc["warnings"]), ""]
     return "\n".join(lines)
 
 
@@ -62,52 +62,52 @@ def _md_train(train: dict) -> list[str]:
     def at(steps: list, k: int):  # large models keep no per-step parameters or gradients
         return steps[k] if k < len(steps) else None
 
-    rows = [[str(k), _md_value(loss),
-             _md_value({n: at(per_step, k) for n, per_step in train["params_per_step"].items()}),
-             _md_value(at(train["gradients"], k))] for k, loss in enumerate(train["loss"])]
-    lines = _md_table("training", ["step", "loss", "params after", "gradients"], rows)
-    lines += [f"steps {_md_value(train['steps'])}, epochs {_md_value(train['epochs'])}; "
-              f"final loss {_md_value(train['final_loss'])}, params {_md_value(train['params'])}", ""]
+    rows = [[str(k), md_value(loss),
+             md_value({n: at(per_step, k) for n, per_step in train["params_per_step"].items()}),
+             md_value(at(train["gradients"], k))] for k, loss in enumerate(train["loss"])]
+    lines = md_table("training", ["step", "loss", "params after", "gradients"], rows)
+    lines += [f"steps {md_value(train['steps'])}, epochs {md_value(train['epochs'])}; "
+              f"final loss {md_value(train['final_loss'])}, params {md_value(train['params'])}", ""]
     columns = [(m, part) for m, parts in train["metrics"].items() for part in parts]
     if columns:
-        header = ["evaluation", "step", *(f"{_md_text(m)} ({part})" for m, part in columns)]
-        evals = [[str(k), str(step), *(_md_value(at(train["metrics"][m][part], k)) for m, part in columns)]
+        header = ["evaluation", "step", *(f"{md_text(m)} ({part})" for m, part in columns)]
+        evals = [[str(k), str(step), *(md_value(at(train["metrics"][m][part], k)) for m, part in columns)]
                  for k, step in enumerate(train["eval_steps"])]
-        final = ["final", "", *(_md_value(train["final"].get(m, {}).get(part)) for m, part in columns)]
-        lines += _md_table("training metrics", header, evals + [final])
+        final = ["final", "", *(md_value(train["final"].get(m, {}).get(part)) for m, part in columns)]
+        lines += md_table("training metrics", header, evals + [final])
     stopped = train["stopped"]
     if stopped is not None:
-        lines += [f"training stopped at step {_md_value(stopped['step'])}: "
-                  f"{_md_text(stopped['reason'])}", ""]
-        lines += _md_records("stopped: where the non-finite value was born",
+        lines += [f"training stopped at step {md_value(stopped['step'])}: "
+                  f"{md_text(stopped['reason'])}", ""]
+        lines += md_records("stopped: where the non-finite value was born",
                              [stopped["nonfinite"]] if stopped["nonfinite"] else [])
     return lines
 
 
-def _md_records(section: str, records: list[dict]) -> list[str]:
+def md_records(section: str, records: list[dict]) -> list[str]:
     """A list of records (overrides, notes, non-finite births) as a table of their keys."""
     if not records:
         return []
     keys = list(records[0])
-    return _md_table(section, keys, [[_md_value(r[k]) for k in keys] for r in records])
+    return md_table(section, keys, [[md_value(r[k]) for k in keys] for r in records])
 
 
-def _md_table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
+def md_table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
     return [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header),
             *("| " + " | ".join(row) + " |" for row in rows), ""]
 
 
-def _md_text(text) -> str:
+def md_text(text) -> str:
     return printable(text).replace("|", "\\|")  # a bare | would end the cell
 
 
-def _md_code(text) -> str:
-    return f"`{_md_text(text)}`"
+def md_code(text) -> str:
+    return f"`{md_text(text)}`"
 
 
-def _md_value(value) -> str:
+def md_value(value) -> str:
     """A cell: a string as itself, anything else as its JSON text (full precision)."""
-    return _md_text(value) if isinstance(value, str) else _md_text(json.dumps(value))
+    return md_text(value) if isinstance(value, str) else md_text(json.dumps(value))
 
 
 # ----- CSV -----
@@ -121,7 +121,7 @@ def to_csv(outcomes) -> str:
         if isinstance(outcome, dict):  # a spec that could not run
             for kind in ("error", "exit_code"):
                 writer.writerow([csv_text(outcome["path"]), "", "error", "", "", "", kind, "",
-                                 _csv_value(outcome[kind])])
+                                 csv_value(outcome[kind])])
             continue
         doc = to_json(outcome)
         for section, out, name, *rest in _csv_rows(doc):  # names and metric names are spec text
@@ -133,76 +133,76 @@ def to_csv(outcomes) -> str:
 def _csv_rows(doc: dict):
     """(section, output, input, step, kind, element, value) for each leaf of the document."""
     for key in _RUN_KEYS:
-        yield ("run", "", "", "", key, "", _csv_value(doc[key]))
+        yield ("run", "", "", "", key, "", csv_value(doc[key]))
     for name, value in doc["values"].items():
-        yield from _leaves(("values", name, "", "", "value"), value)
+        yield from csv_leaves(("values", name, "", "", "value"), value)
     for section in ("gradients", "summary"):
         for out, row in doc[section].items():
             for name, kinds in row.items():
                 for kind, value in kinds.items():
-                    yield from _leaves((section, out, name, "", kind), value)
+                    yield from csv_leaves((section, out, name, "", kind), value)
     for section in ("overrides", "conventions", "nonfinite"):
         for number, record in enumerate(doc[section]):
             for field, value in record.items():
-                yield (section, "", "", "", field, f"[{number}]", _csv_value(value))
+                yield (section, "", "", "", field, f"[{number}]", csv_value(value))
     for number, warning in enumerate(doc["warnings"]):
-        yield ("warnings", "", "", "", "warning", f"[{number}]", _csv_value(warning))
+        yield ("warnings", "", "", "", "warning", f"[{number}]", csv_value(warning))
     if "train" in doc:
         yield from _train_rows(doc["train"])
     if "expect" in doc:
-        yield ("expect", "", "", "", "passed", "", _csv_value(doc["expect"]["passed"]))
+        yield ("expect", "", "", "", "passed", "", csv_value(doc["expect"]["passed"]))
         for number, failure in enumerate(doc["expect"]["failures"]):
-            yield ("expect", "", "", "", "failure", f"[{number}]", _csv_value(failure))
+            yield ("expect", "", "", "", "failure", f"[{number}]", csv_value(failure))
 
 
 def _train_rows(train: dict):
     for step, loss in enumerate(train["loss"]):
-        yield ("train", "", "", step, "loss", "", _csv_value(loss))
-    yield ("train", "", "", "", "final_loss", "", _csv_value(train["final_loss"]))
+        yield ("train", "", "", step, "loss", "", csv_value(loss))
+    yield ("train", "", "", "", "final_loss", "", csv_value(train["final_loss"]))
     for name, value in train["params"].items():
-        yield from _leaves(("train", "", name, "", "params"), value)
+        yield from csv_leaves(("train", "", name, "", "params"), value)
     for name, per_step in train["params_per_step"].items():
         for step, value in enumerate(per_step):
-            yield from _leaves(("train", "", name, step, "params_per_step"), value)
+            yield from csv_leaves(("train", "", name, step, "params_per_step"), value)
     for step, grads in enumerate(train["gradients"]):
         for name, value in (grads or {}).items():
-            yield from _leaves(("train", "", name, step, "gradients"), value)
+            yield from csv_leaves(("train", "", name, step, "gradients"), value)
     for key in ("steps", "epochs"):
-        yield ("train", "", "", "", key, "", _csv_value(train[key]))
+        yield ("train", "", "", "", key, "", csv_value(train[key]))
     evals = train["eval_steps"]
     for number, step in enumerate(evals):
-        yield ("train", "", "", step, "eval_steps", f"[{number}]", _csv_value(step))
+        yield ("train", "", "", step, "eval_steps", f"[{number}]", csv_value(step))
     for metric, parts in train["metrics"].items():  # the metric in `output`, the part in `kind`
         for part, values in parts.items():
             for number, value in enumerate(values):
                 step = evals[number] if number < len(evals) else ""
-                yield ("train", metric, "", step, f"metrics.{part}", f"[{number}]", _csv_value(value))
-    yield ("train", "", "", "", "final.loss", "", _csv_value(train["final"]["loss"]))
+                yield ("train", metric, "", step, f"metrics.{part}", f"[{number}]", csv_value(value))
+    yield ("train", "", "", "", "final.loss", "", csv_value(train["final"]["loss"]))
     for metric, parts in train["final"].items():
         if metric != "loss":
             for part, value in parts.items():
-                yield ("train", metric, "", "", f"final.{part}", "", _csv_value(value))
+                yield ("train", metric, "", "", f"final.{part}", "", csv_value(value))
     stopped = train["stopped"]
     if stopped is None:
         yield ("train", "", "", "", "stopped", "", "")
         return
-    yield ("train", "", "", stopped["step"], "stopped.step", "", _csv_value(stopped["step"]))
-    yield ("train", "", "", stopped["step"], "stopped.reason", "", _csv_value(stopped["reason"]))
+    yield ("train", "", "", stopped["step"], "stopped.step", "", csv_value(stopped["step"]))
+    yield ("train", "", "", stopped["step"], "stopped.reason", "", csv_value(stopped["reason"]))
     for field, value in (stopped["nonfinite"] or {}).items():
-        yield ("train", "", "", stopped["step"], f"stopped.nonfinite.{field}", "", _csv_value(value))
+        yield ("train", "", "", stopped["step"], f"stopped.nonfinite.{field}", "", csv_value(value))
 
 
-def _leaves(place: tuple, value, index: tuple = ()):
+def csv_leaves(place: tuple, value, index: tuple = ()):
     """One row per element of a nested list, its index written as the tables write it."""
     if isinstance(value, list) and value:
         for k, item in enumerate(value):
-            yield from _leaves(place, item, (*index, k))
+            yield from csv_leaves(place, item, (*index, k))
         return
     element = f"[{', '.join(map(str, index))}]" if index else ""
-    yield (*place, element, _csv_value(value))  # an empty array is the one cell "[]"
+    yield (*place, element, csv_value(value))  # an empty array is the one cell "[]"
 
 
-def _csv_value(value) -> str:
+def csv_value(value) -> str:
     """A cell: empty for null, JSON's spelling for booleans and non-finite numbers."""
     if value is None:
         return ""

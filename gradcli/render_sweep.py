@@ -34,6 +34,9 @@ def _headline_columns(report: dict) -> list[str]:
     return [c for c in first if "/" not in c]
 
 
+COLUMN_STATS = ("mean", "std", "nonfinite")
+
+
 def report_tables(report: dict, title: str = "sweep") -> list[Table]:
     """Two tables, one row per group: its params, n and the mean ± std of the training
     columns; then per group and output/input the overridden gradient's statistics."""
@@ -51,9 +54,13 @@ def report_tables(report: dict, title: str = "sweep") -> list[Table]:
         cells = [*_param_cells(group, keys), n]
         for column in columns:
             stat = group["columns"].get(column, {})
-            cells.append(_mean_std(stat.get("mean"), stat.get("std")))
+            cell = _mean_std(stat.get("mean"), stat.get("std"))
+            if stat.get("nonfinite"):  # left out of the mean, said so
+                cell.append(f" ({stat['nonfinite']} non-finite)", style="bold red")
+            cells.append(cell)
         table.add_row(*cells)
-    table.caption = "mean ± std (ddof 1) over the runs of each group (its seeds)"
+    table.caption = ("mean ± std (ddof 1) over the runs of each group (its seeds); NaN and "
+                     "±inf values are left out and counted")
     table.caption_justify = "left"
 
     grads = _table("the overridden gradient across the runs of each group", keys)
@@ -109,18 +116,19 @@ def failures_text(report: dict) -> Text | None:
 
 
 def report_csv(report: dict) -> str:
-    """One row per group: its params, n, failed, <column>.mean/.std, <o>/<i>.<statistic>."""
+    """One row per group: its params, n, failed, <column>.mean/.std/.nonfinite,
+    <o>/<i>.<statistic>."""
     groups = report["groups"]
     keys = list(groups[0]["params"]) if groups else []
     columns = list(groups[0]["columns"]) if groups else []
     pairs = [(o, i) for o, row in (groups[0]["gradients"] if groups else {}).items() for i in row]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*keys, "n", "failed", *(f"{c}.{s}" for c in columns for s in ("mean", "std")),
+    writer.writerow([*keys, "n", "failed", *(f"{c}.{s}" for c in columns for s in COLUMN_STATS),
                      *(f"{o}/{i}.{s}" for o, i in pairs for s in GRADIENT_STATS)])
     for group in groups:
         row = [_param_text(group["params"][k]) for k in keys] + [group["n"], group["failed"]]
-        row += [_cell(group["columns"].get(c, {}).get(s)) for c in columns for s in ("mean", "std")]
+        row += [_cell(group["columns"].get(c, {}).get(s)) for c in columns for s in COLUMN_STATS]
         row += [_cell(group["gradients"].get(o, {}).get(i, {}).get(s))
                 for o, i in pairs for s in GRADIENT_STATS]
         writer.writerow(row)

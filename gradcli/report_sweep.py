@@ -2,6 +2,8 @@
 
 Everything read from the directory (the spec's name and text, swept values, column names,
 error messages) is untrusted and passes report.escape; figures are SVG data URIs in <img>.
+The numbers come from sweep/stats.py (column_stats, group_gradients), as `gradcli sweep`'s
+own report: non-finite values are left out of a mean and their count is shown.
 """
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ from dataclasses import dataclass
 
 from .plot import sweep_dir
 from .plot.sweep import sweep_figure, sweep_series
+from .sweep.stats import STATS, column_stats, group_gradients
 
 MAX_FIGURES = 24  # a wide grid of keys × columns: the first ones, and a note saying so
-STATS = ("grad_mean_norm", "grad_std", "bias", "cosine_of_means")
 
 
 @dataclass
@@ -35,7 +37,7 @@ def entry(path) -> SweepEntry:
 
 def finite_values(sweep: sweep_dir.SweepDir, column: str) -> set:
     found = (sweep_dir.number(r.get(column)) for r in sweep.ok_rows())
-    return {v for v in found if math.isfinite(v)}
+    return {v for v in found if v is not None and math.isfinite(v)}
 
 
 def plots(sweep: sweep_dir.SweepDir) -> list:
@@ -97,18 +99,22 @@ def _failures(s) -> str:
             doc = sweep_dir.run_doc(s.path, row["run"]) or {}
             message = row.get("error") or str(doc.get("error") or "failed")
             items.append(f"<li>run <code>{escape(row['run'])}</code>: {escape(message)}</li>")
-    return "<h3>failed runs (left out of every mean)</h3><ul>" + "".join(items) + "</ul>"
+    return ("<h3>failed runs (those without a result are left out of every mean; one that "
+            "kept its result, like an unmet expect, is in its group's)</h3><ul>" + "".join(items) + "</ul>")
 
 
-def _cell(mean: float, std: float, n: int, members: int) -> tuple[str, str]:
-    """"mean ± std" to 4 significant digits, and the count when a run had no finite value."""
+def _cell(st: dict, members: int) -> tuple[str, str]:
+    """"mean ± std" to 4 significant digits, the count when a run had no finite value, and
+    how many non-finite values were left out."""
     from .render import number_text
-    if n == 0:
-        return "no value", "bad"
-    text = number_text(mean, digits=4).plain
-    if not math.isnan(std):
-        text += f" ± {number_text(std, digits=3).plain}"
-    return text + (f" (n={n})" if n != members else ""), ""
+    bad = f"{st['nonfinite']} non-finite" if st["nonfinite"] else ""
+    if st["n"] == 0:
+        return "no value" + (f" ({bad})" if bad else ""), "bad"
+    text = number_text(st["mean"], digits=4).plain
+    if st["std"] is not None:
+        text += f" ± {number_text(st['std'], digits=3).plain}"
+    notes = [f"n={st['n']}"] * (st["n"] != members) + [bad] * bool(bad)
+    return text + (f" ({', '.join(notes)})" if notes else ""), ""
 
 
 def _groups_table(e: SweepEntry) -> str:
@@ -116,27 +122,33 @@ def _groups_table(e: SweepEntry) -> str:
     s, keys = e.sweep, sweep_dir.group_keys(e.sweep)
     rows = []
     for params, members in e.groups:
-        stats = sweep_dir.column_stats(members, s.columns)
+        stats = [column_stats([sweep_dir.number(r.get(c)) for r in members]) for c in s.columns]
         rows.append([*((params[k], "name") for k in keys), (str(len(members)), ""),
-                     *(_cell(m, sd, n, len(members)) for m, sd, n in stats.values())])
+                     *(_cell(st, len(members)) for st in stats)])
     caption = "groups: mean ± std (ddof 1) over " + ("seeds" if "seed" in s.keys else "runs")
     return _wide(_table(caption, [*keys, "n", *s.columns], rows, names=len(keys)))
 
 
 def _gradients_table(e: SweepEntry) -> str:
-    from .render import number_text
     from .report import _table
     keys, rows = sweep_dir.group_keys(e.sweep), []
     for params, members in e.groups:
-        for out, per in sweep_dir.gradient_stats(e.sweep, members).items():
+        docs = [sweep_dir.run_doc(e.sweep.path, r.get("run", "")) or {} for r in members]
+        for out, per in group_gradients(docs).items():
             for name, st in per.items():
+                n = str(st["n"]) + (f" ({st['nonfinite']} non-finite)" if st["nonfinite"] else "")
                 rows.append([*((params[k], "name") for k in keys), (f"{out}/{name}", "name"),
-                             (str(st["n"]), ""), *((number_text(st[k], digits=4).plain, "") for k in STATS)])
+                             (n, ""), *((_stat_text(st[k]), "") for k in STATS)])
     if not rows:
         return '<p class="meta">no gradients in runs/*.json to summarize</p>'
     return _wide(_table("overridden gradient g over the runs of each group; t the true gradient: "
                         "‖ḡ‖, sqrt(mean ‖g − ḡ‖²), ‖ḡ − t̄‖, cos(ḡ, t̄)",
                         [*keys, "output/input", "n", *STATS], rows, names=len(keys) + 1))
+
+
+def _stat_text(v) -> str:
+    from .render import number_text
+    return "—" if v is None else number_text(v, digits=4).plain
 
 
 def _wide(table: str) -> str:

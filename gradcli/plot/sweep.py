@@ -1,6 +1,7 @@
 """The sweep figure: a column of results.csv against a swept key, mean ± 1 std over seeds.
 
-`sweep_series` computes what is drawn (plain numpy, testable without drawing);
+`sweep_series` gathers what is drawn (testable without drawing): each point's mean, std and
+count are sweep/stats.column_stats of the runs' cells, the numbers of `gradcli sweep`'s report;
 `sweep_figure` draws it: one line per value of the hue key, a band of ±1 standard
 deviation (ddof 1) around each mean, the group sizes in the legend. A key whose values
 are not all numbers (override_map.sign: [identity, hardtanh]) gets a categorical axis.
@@ -15,7 +16,8 @@ import numpy as np
 from ..printable import printable
 from . import marks, pyplot
 from .style import line_style, styled
-from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, mean_std, number
+from ..sweep.stats import column_stats
+from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number
 
 
 @dataclass
@@ -35,7 +37,7 @@ class SweepSeries:
     positions: np.ndarray             # where they sit on the x axis
     categorical: bool
     lines: list
-    failed: int = 0                   # runs with an error, left out
+    failed: int = 0                   # failed runs without a result, left out
     nonfinite: int = 0                # runs whose y is empty, NaN or infinite, left out
     pooled: list = field(default_factory=list)  # other swept keys (but seed) averaged over
 
@@ -70,18 +72,22 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
         means, stds, ns = [], [], []
         for v in x_values:
             ys = [number(r.get(y)) for r in rows if r.get(x) == v and (h is None or r.get(hue) == h)]
-            nonfinite += sum(not math.isfinite(value) for value in ys)
-            mean, std, n = mean_std(ys)
-            means.append(mean), stds.append(std), ns.append(n)
+            st = column_stats(ys)  # non-finite values left out and counted, as in the report
+            nonfinite += len(ys) - st["n"]  # NaN, inf, and runs without the column
+            means.append(_nan(st["mean"])), stds.append(_nan(st["std"])), ns.append(st["n"])
         label = "mean" if h is None else h
         lines.append(SweepLine(label, np.array(means), np.array(stds), np.array(ns)))
     if not any(line.n.sum() for line in lines):
         raise fail(f"nothing to draw: no run of {printable(sweep.path)} has a finite {printable(y)} "
                    f"({len(sweep.rows)} run{'s' * (len(sweep.rows) != 1)}, "
-                   f"{len(sweep.rows) - len(rows)} failed)")
+                   f"{len(sweep.failed)} failed)")
     pooled = [k for k in sweep.keys if k not in (x, hue, "seed")]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
                        failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled)
+
+
+def _nan(v) -> float:
+    return math.nan if v is None else v
 
 
 def sizes(n: np.ndarray) -> str:

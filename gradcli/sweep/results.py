@@ -9,6 +9,10 @@ Every file is written atomically (a temporary file renamed over it), so a run
 file exists only whole: after a crash or Ctrl-C the same command finds the
 finished runs and runs the others. A DIR made for another spec or grid, or
 one that is not a sweep's, is refused (exit 2) and left as it is.
+
+read_dir reads such a directory back (with the csv and json modules only, so any directory
+written to this contract works) for `gradcli plot sweep` and `gradcli report DIR`; what
+they average is computed by stats.py, as the sweep's own report.
 """
 from __future__ import annotations
 
@@ -17,10 +21,13 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import GradcliError
+from ..printable import printable
 
 FORMAT = "gradcli-sweep-1"
 GRADIENT_COLUMNS = ("cosine", "max_abs_diff", "sign_agreement")
@@ -188,3 +195,144 @@ def _cell(v) -> str:
     if isinstance(v, (str, int)):
         return str(v)
     return json.dumps(v)
+
+
+# ----- reading a results directory back (plot sweep, report DIR) -----
+MAX_FILE_BYTES = 256 * 2**20  # results.csv and each runs/<id>.json: bounded, a DIR may be anyone's
+RESULT_COLUMN = re.compile(r"^(run|error|final_loss|final\..+|.+/.+\.(cosine|max_abs_diff|sign_agreement))$")
+
+
+@dataclass
+class SweepDir:
+    """What a results directory holds: name, spec text, swept keys, result columns, rows."""
+
+    path: Path
+    name: str
+    spec_text: str
+    keys: list            # swept keys, in results.csv's order
+    columns: list         # result columns (everything but run, error and the swept keys)
+    rows: list            # one dict per run: column -> cell text
+    failed: set = field(default_factory=set)  # run ids with an error
+
+    def ok_rows(self) -> list:
+        """The runs with a result, the ones a mean is over (as stats.report's n): a failed
+        run that kept its result (an unmet expect, a training stopped on a non-finite loss)
+        counts; one without (an error) is left out and counted apart."""
+        return [r for r in self.rows if r.get("run") not in self.failed
+                or any(str(r.get(c, "")).strip() for c in self.columns)]
+
+    def values(self, key: str) -> list:
+        """The distinct values of a swept key, numbers sorted, other values as first seen."""
+        seen = list(dict.fromkeys(r.get(key, "") for r in self.rows))
+        return sorted(seen, key=float) if all(is_number(v) for v in seen) else seen
+
+
+def is_number(text) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except (TypeError, ValueError):
+        return False
+
+
+def cell_number(text) -> float | None:
+    """A cell as a float ("inf", "NaN" read as such); None for an empty cell (the run has no
+    such value), NaN for an unreadable one (a value, but not a finite number)."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _read(path: Path, what: str, missing: str) -> str:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise GradcliError(f"{printable(path)}: {what} is larger than {MAX_FILE_BYTES // 2**20} MiB")
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GradcliError(f"{printable(path.parent)}: {missing}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GradcliError(f"{printable(path)}: cannot read {what}: {exc}") from None
+
+
+def read_dir(path) -> SweepDir:
+    """The sweep directory at path, or a GradcliError (exit 2) saying what is missing."""
+    path = Path(path)
+    if not path.is_dir():
+        raise GradcliError(f"{printable(path)} is not a sweep directory" + (
+            "" if path.exists() else ": it does not exist"))
+    try:
+        meta = json.loads(_read(path / "sweep.json", "sweep.json", "not a sweep directory: it has "
+                                "no sweep.json (`gradcli sweep SPEC --out DIR` writes one)"))
+    except json.JSONDecodeError as exc:
+        raise GradcliError(f"{printable(path / 'sweep.json')}: not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise GradcliError(f"{printable(path / 'sweep.json')}: expected a JSON object")
+    text = _read(path / "results.csv", "results.csv", "has no results.csv: "
+                 "no run of this sweep has been recorded yet")
+    reader = csv.DictReader(text.splitlines())
+    header = reader.fieldnames or []
+    if "run" not in header:
+        raise GradcliError(f"{printable(path / 'results.csv')}: no `run` column in its header")
+    rows = [{k: (v or "") for k, v in row.items() if k is not None} for row in reader]
+    listed = meta.get("keys")  # gradcli sweep names the swept keys; else tell them by name
+    if isinstance(listed, list) and listed and all(k in header for k in listed):
+        keys = [c for c in header if c in listed]
+    else:
+        keys = [c for c in header if not RESULT_COLUMN.match(c)]
+    columns = [c for c in header if c not in keys and c not in ("run", "error")]
+    failed = {r["run"] for r in rows if r.get("error", "").strip()}
+    failed |= {r["run"] for r in rows if _run_failed(path, r["run"])}
+    spec_text = next((meta[k] for k in ("spec_text", "text", "spec")  # "spec" may be its path
+                      if isinstance(meta.get(k), str) and "\n" in meta[k]), "")
+    return SweepDir(path, _name(meta, spec_text, path), spec_text, keys, columns, rows, failed)
+
+
+def _name(meta: dict, spec_text: str, path: Path) -> str:
+    """The spec's name: sweep.json's "name", else the name: line of the spec's text."""
+    if isinstance(meta.get("name"), str) and meta["name"]:
+        return meta["name"]
+    import yaml
+    # only the top-level name: line is parsed, never the whole text (aliases could explode it)
+    line = re.search(r"^name:[ \t]*(\S.*)$", spec_text, re.MULTILINE)
+    try:
+        name = yaml.safe_load(line.group(1)) if line and len(line.group(1)) < 1000 else None
+    except yaml.YAMLError:
+        name = None
+    if isinstance(name, str) and name:
+        return name
+    return path.resolve().name or "sweep"
+
+
+def run_doc(path: Path, run: str) -> dict | None:
+    """runs/<run>.json as a dict, or None when it is missing or unreadable."""
+    if not run or "/" in run or "\\" in run or run.startswith("."):
+        return None  # a run id is a file name in runs/, never a path elsewhere
+    file = path / "runs" / f"{run}.json"
+    try:
+        if file.stat().st_size > MAX_FILE_BYTES:
+            return None
+        doc = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _run_failed(path: Path, run: str) -> bool:
+    doc = run_doc(path, run) if (path / "runs").is_dir() else None
+    return bool(doc and doc.get("error"))
+
+
+# ----- groups: every swept key but seed, as the sweep's report groups them -----
+def group_keys(sweep: SweepDir) -> list:
+    return [k for k in sweep.keys if k != "seed"]
+
+
+def groups(sweep: SweepDir) -> list:
+    """[(params, [row, ...])] over the runs with a result (ok_rows), in the grid's order."""
+    found: dict = {}
+    for row in sweep.ok_rows():
+        params = tuple((k, row.get(k, "")) for k in group_keys(sweep))
+        found.setdefault(params, []).append(row)
+    return [(dict(p), rows) for p, rows in found.items()]

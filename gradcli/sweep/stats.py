@@ -6,7 +6,13 @@ of run r (R runs in the group), ḡ and t̄ their means over the runs:
     grad_mean_norm = ‖ḡ‖            grad_std = sqrt(mean_r ‖g_r − ḡ‖²)
     bias = ‖ḡ − t̄‖                 cosine_of_means = cos(ḡ, t̄)
 (cos is 1 when both means are zero and 0 when one is, as a run's own cosine.)
-std of a column is numpy's with ddof 1 (None for a single run). Plain data only.
+std of a column is numpy's with ddof 1 (None for fewer than two values). Plain data only.
+
+Non-finite values (a diverged run's NaN or ±inf loss) are left out of a column's mean and
+std and counted in its "nonfinite"; "n" counts the values averaged. A run whose overridden
+or true gradient holds a non-finite element is likewise left out of the gradient statistics
+and counted. This module is the one place a sweep's statistics are computed: `gradcli sweep`'s
+report, `gradcli plot sweep` and `gradcli report DIR` all call column_stats / gradient_stats.
 """
 from __future__ import annotations
 
@@ -48,35 +54,68 @@ def _run_entry(doc: dict) -> dict:
 
 def _group(params: dict, members: list, columns: list) -> dict:
     with_results = [d for d in members if d.get("summary") is not None]
-    stats = {}
-    for column in columns:
-        values = [number(value(d, column)) for d in with_results]
-        values = [v for v in values if v is not None]
-        stats[column] = {"mean": float(np.mean(values)) if values else None,
-                         "std": float(np.std(values, ddof=1)) if len(values) > 1 else None}
-    gradients: dict = {}
-    for out, name in pairs(with_results):
-        gradients.setdefault(out, {})[name] = gradient_stats(
-            [_grad(d, out, name, "overridden") for d in with_results],
-            [_grad(d, out, name, "true") for d in with_results])
+    stats = {column: column_stats([number(value(d, column)) for d in with_results])
+             for column in columns}
+    gradients = group_gradients(with_results, pairs(with_results))
     return {"params": params, "n": len(with_results),
             "failed": sum(1 for d in members if d.get("error")),
             "columns": stats, "gradients": gradients}
 
 
+def column_stats(values) -> dict:
+    """{"mean", "std" (ddof 1), "n", "nonfinite"} of one column over a group's runs.
+
+    None (a run without the column) is skipped; NaN and ±inf are left out of mean and std
+    and counted in "nonfinite": a diverged run must neither turn its group's mean into NaN
+    nor vanish unsaid. mean is None without a finite value, std None with fewer than two."""
+    present = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    finite = present[np.isfinite(present)]
+    return {"mean": float(finite.mean()) if finite.size else None,
+            "std": float(finite.std(ddof=1)) if finite.size > 1 else None,
+            "n": int(finite.size), "nonfinite": int(present.size - finite.size)}
+
+
+def group_gradients(docs: list, wanted=None) -> dict:
+    """{output: {input: gradient_stats}} over the runs' documents, for the (output, input)
+    pairs wanted (default: every pair some run has gradients of, first seen first)."""
+    if wanted is None:
+        seen: dict = {}
+        for doc in docs:
+            grads = doc.get("gradients")
+            for out, per in (grads.items() if isinstance(grads, dict) else ()):
+                for name in (per if isinstance(per, dict) else ()):
+                    seen[(out, name)] = None
+        wanted = list(seen)
+    found: dict = {}
+    for out, name in wanted:
+        found.setdefault(out, {})[name] = gradient_stats(
+            [_grad(d, out, name, "overridden") for d in docs],
+            [_grad(d, out, name, "true") for d in docs])
+    return found
+
+
+STATS = ("grad_mean_norm", "grad_std", "bias", "cosine_of_means")
+
+
 def gradient_stats(overridden: list, true: list) -> dict:
-    """The four statistics over the runs where both gradients exist (None where none do)."""
-    both = [(g, t) for g, t in zip(overridden, true) if g is not None and t is not None]
-    if not both:
-        return dict.fromkeys(("grad_mean_norm", "grad_std", "bias", "cosine_of_means"))
-    g = np.stack([np.ravel(g) for g, _ in both])
-    t = np.stack([np.ravel(t) for _, t in both])
+    """The four statistics over the runs where both gradients exist and are finite, with
+    "n" (runs used) and "nonfinite" (runs left out for a NaN or inf element). The four are
+    None where no run is left, or when the runs' gradients differ in shape (a swept shape:
+    they cannot be averaged element-wise)."""
+    both = [(np.ravel(np.asarray(g, dtype=np.float64)), np.ravel(np.asarray(t, dtype=np.float64)))
+            for g, t in zip(overridden, true) if g is not None and t is not None]
+    finite = [(g, t) for g, t in both if np.isfinite(g).all() and np.isfinite(t).all()]
+    counts = {"n": len(finite), "nonfinite": len(both) - len(finite)}
+    if not finite or len({g.shape for g, _ in finite} | {t.shape for _, t in finite}) != 1:
+        return {**dict.fromkeys(STATS), **counts}
+    g = np.stack([g for g, _ in finite])
+    t = np.stack([t for _, t in finite])
     with np.errstate(all="ignore"):
         g_mean, t_mean = g.mean(axis=0), t.mean(axis=0)
         spread = np.sqrt(np.mean(np.sum((g - g_mean) ** 2, axis=1)))
         return {"grad_mean_norm": float(np.linalg.norm(g_mean)), "grad_std": float(spread),
                 "bias": float(np.linalg.norm(g_mean - t_mean)),
-                "cosine_of_means": _cosine(g_mean, t_mean)}
+                "cosine_of_means": _cosine(g_mean, t_mean), **counts}
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -89,11 +128,16 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _grad(doc: dict, out: str, name: str, kind: str):
-    row = ((doc.get("gradients") or {}).get(out) or {}).get(name) or {}
-    grad = row.get(kind)
+    grads = doc.get("gradients")
+    per = grads.get(out) if isinstance(grads, dict) else None
+    row = per.get(name) if isinstance(per, dict) else None
+    grad = row.get(kind) if isinstance(row, dict) else None
     if grad is None or isinstance(grad, np.ndarray):  # an array: a digest from a worker
         return grad
-    return np.asarray(_floats(grad), dtype=np.float64)  # lists: a run file read back
+    try:  # lists: a run file read back (a DIR may be anyone's: junk is no gradient)
+        return np.asarray(_floats(grad), dtype=np.float64)
+    except (TypeError, ValueError, KeyError):
+        return None
 
 
 def number(v):

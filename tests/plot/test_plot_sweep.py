@@ -12,7 +12,13 @@ from sweep_fixture import COLUMNS, DIVERGED, FAILED, LRS, SIGNS, write_sweep
 from gradcli.cli import cli
 from gradcli.plot import sweep as sweep_module
 from gradcli.plot.sweep import sweep_figure, sweep_series
-from gradcli.plot.sweep_dir import gradient_stats, groups, load
+from gradcli.plot.sweep_dir import groups, load, run_doc
+from gradcli.sweep import stats as sweep_stats
+
+
+def gradient_stats(sweep, members):
+    """The group's gradient statistics as `report DIR` computes them (sweep/stats.py)."""
+    return sweep_stats.group_gradients([run_doc(sweep.path, m["run"]) for m in members])
 
 
 def invoke(*args):
@@ -135,7 +141,8 @@ def test_group_gradient_statistics_are_numpys(sweep_dir):
 
 
 def test_cosine_of_means_of_zero_gradients_follows_the_runs_convention():
-    from gradcli.plot.sweep_dir import _stats
+    def _stats(pairs):
+        return sweep_stats.gradient_stats([g for g, _ in pairs], [t for _, t in pairs])
     zero, one = np.zeros(2), np.array([1.0, 0.0])
     assert _stats([(zero, zero), (zero, zero)])["cosine_of_means"] == 1.0
     assert _stats([(zero, one), (zero, one)])["cosine_of_means"] == 0.0
@@ -203,7 +210,9 @@ def test_a_directory_that_is_not_a_sweep_exits_2(tmp_path):
     (tmp_path / "empty" / "results.csv").write_text("seed,final_loss\n0,1.0\n")
     result = run(tmp_path / "empty")
     assert result.exit_code == 2 and "no `run` column" in result.stderr
-    (tmp_path / "empty" / "results.csv").write_text("run,seed,final_loss,error\n0,0,,\n1,1,2.0,boom\n")
+    # run 1 failed with a NaN loss (a failed run that kept a finite value would be drawn,
+    # as the sweep's report averages it)
+    (tmp_path / "empty" / "results.csv").write_text("run,seed,final_loss,error\n0,0,,\n1,1,NaN,boom\n")
     result = run(tmp_path / "empty")
     assert result.exit_code == 2 and "nothing to draw: no run of" in result.stderr
     assert "has a finite final_loss (2 runs, 1 failed)" in " ".join(result.stderr.split())
@@ -294,11 +303,13 @@ def test_a_directory_written_by_gradcli_sweep_gives_its_own_grouped_report():
         "seed", "train.optimizer.lr", "override_map.Sign"]
     found = groups(sweep)
     assert len(found) == len(expected) == 4
-    from gradcli.plot.sweep_dir import column_stats
+    from gradcli.plot.sweep_dir import number
     for (params, members), want in zip(found, expected):
         assert {k: str(v) for k, v in want["params"].items()} == params
         assert len(members) == want["n"]
-        for column, (mean, std, _) in column_stats(members, sweep.columns).items():
+        for column in sweep.columns:
+            st = sweep_stats.column_stats([number(m.get(column)) for m in members])
+            mean, std = st["mean"], st["std"]
             assert mean == pytest.approx(want["columns"][column]["mean"], rel=1e-12, abs=1e-15)
             assert std == pytest.approx(want["columns"][column]["std"], rel=1e-12, abs=1e-15)
         stats = gradient_stats(sweep, members)

@@ -209,7 +209,7 @@ def test_a_sweep_report_holds_the_grouped_table_gradient_statistics_and_plots(tm
     diverged = [r["values"]["final_loss"] for r in ok if r["train.optimizer.lr"] == "1.0"
                 and r["override_map.sign"] == "identity"]
     finite = np.array([v for v in diverged if np.isfinite(v)])
-    assert f"{cell(finite.mean(), finite.std(ddof=1))} (n=2)" in table
+    assert f"{cell(finite.mean(), finite.std(ddof=1))} (n=2, 1 non-finite)" in table
     grads = page.split("overridden gradient g over the runs")[1].split("</table>")[0]
     g = np.stack([r["over"] for r in group]).mean(0)
     t = np.stack([r["true"] for r in group]).mean(0)

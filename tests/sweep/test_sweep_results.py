@@ -34,19 +34,22 @@ def test_csv_has_the_metric_columns_and_the_error_when_runs_have_them():
     assert rows[2] == ["1", "1", "0.1", "NaN", "0.7", "0.6", "0.5", "0.5", "1.0", "expect: x"]
 
 
-def test_report_groups_without_seed_and_a_nan_stays_a_nan():
+def test_report_groups_without_seed_and_a_nan_is_left_out_and_counted():
     groups = report(DOCS, ("seed", "train.optimizer.lr"))["groups"]
     assert [g["params"] for g in groups] == [{"train.optimizer.lr": 0.1},
                                              {"train.optimizer.lr": 0.2}]
     first = groups[0]
     assert first["n"] == 2 and first["failed"] == 1
-    assert math.isnan(first["columns"]["final_loss"]["mean"])
+    # run 1's loss is NaN: out of the mean and std, counted (run 0's 0.5 alone is left)
+    assert first["columns"]["final_loss"] == {"mean": 0.5, "std": None, "n": 1, "nonfinite": 1}
     assert first["columns"]["final.accuracy.test"]["mean"] == pytest.approx(0.7)
     assert first["columns"]["final.accuracy.test"]["std"] == pytest.approx(0.1414213562373095)
-    assert groups[1]["columns"]["final_loss"] == {"mean": 0.25, "std": None}  # one run: no std
+    assert groups[1]["columns"]["final_loss"] == {"mean": 0.25, "std": None,  # one run: no std
+                                                  "n": 1, "nonfinite": 0}
     assert first["gradients"]["y"]["x"] == {"grad_mean_norm": pytest.approx(math.sqrt(5)),
                                             "grad_std": 0.0, "bias": 2.0,
-                                            "cosine_of_means": pytest.approx(1 / math.sqrt(5))}
+                                            "cosine_of_means": pytest.approx(1 / math.sqrt(5)),
+                                            "n": 2, "nonfinite": 0}
 
 
 def test_a_non_finite_stop_and_an_unmet_expect_are_failures():
