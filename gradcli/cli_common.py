@@ -160,7 +160,7 @@ def known_backend(name: str) -> str:
     from .backends import NAMES
 
     if name not in NAMES:
-        from .spec.fields import did_you_mean
+        from .errors import did_you_mean
 
         hint = did_you_mean(name, NAMES)
         raise click.BadParameter(f"unknown backend {printable(name)!r}"

@@ -70,3 +70,15 @@ class ExpectationFailed(GradcliError):
     """An expect block or a comparison tolerance was not met (exit code 1)."""
 
     exit_code = 1
+
+
+def did_you_mean(name: str, candidates) -> str | None:
+    """'did you mean X?' for the closest candidate, or None when nothing is close."""
+    candidates = [c for c in candidates if isinstance(c, str)]
+    lowered = {c.lower(): c for c in candidates}
+    if name.lower() in lowered and lowered[name.lower()] != name:
+        return f"did you mean {lowered[name.lower()]!r}?"
+    import difflib  # only when an error needs a hint
+
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None

@@ -32,17 +32,16 @@ from typing import Callable
 import numpy as np
 
 from ..core import budget as budgets
-from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
-from ..errors import GradientError, GraphError
+from ..errors import GradientError
+from ..lang.interpret import Interpreter
 from ..opset import OPS
 from .connectivity import Graph
+from .eager_args import Arguments
 from .eager_grad import GradOfBuild
 from .eager_nonfinite import At, checked_vjp
-from .interpret import Interpreter
-from .kit import sum_to
+from .kit import along_axis, sum_to, zero_out
 
 RANDOM = ("uniform", "normal", "bernoulli")
-REDUCTIONS = tuple(n for n, spec in OPS.items() if spec.family == "reduction")
 BUILTIN = ("identity", "hardtanh", "reverse", "zero")
 
 
@@ -52,7 +51,7 @@ def op_key(op_type: str) -> str:
 
 
 # ----- the interpreter's builder on a kit -----
-class EagerBuilder(GradOfBuild):
+class EagerBuilder(Arguments, GradOfBuild):
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
 
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
@@ -74,7 +73,7 @@ class EagerBuilder(GradOfBuild):
         budget = budgets.active()  # each build gets its own ledger under the run's budget
         self.memory = budget.fresh() if budget is not None else None
         self.log, self.vjps = log, vjps  # a BirthLog: check ops (vjps: their gradients too)
-        self.place = None                # the spec sub-expression being built (interpret.Place)
+        self.place = None                # the spec sub-expression being built (lang/places.py Place)
         self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
 
     def finish(self) -> None:
@@ -199,9 +198,9 @@ class EagerBuilder(GradOfBuild):
         if name in RANDOM:
             return functools.partial(self._random, name)
         if name == "zero_out":
-            raw = self._zero_out
+            raw = functools.partial(zero_out, self.kit)
         elif name in ("max_with_argmax", "argmax", "argmin"):
-            raw = functools.partial(self._along_axis, name)
+            raw = functools.partial(along_axis, self.kit, name)
         elif name in ("stop_gradient", "reverse_gradient"):
             raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
         else:
@@ -369,80 +368,6 @@ class EagerBuilder(GradOfBuild):
                                 f"of shape {xs}; expected {xs} (a scalar is broadcast)")
         return sum_to(kit, g, xs)
 
-    # ----- arguments -----
-    def _bind_args(self, spec, args, kwargs):
-        values = dict(spec.defaults)
-        values.update(zip(spec.params, args))
-        values.update(kwargs)
-        if spec.variadic:
-            items = values[spec.params[0]]
-            items = list(items) if isinstance(items, (list, tuple)) else [items]
-            like = next((v for v in items if self.kit.is_tensor(v)), None)
-            inputs = [self._convert(v, like) for v in items]
-            attrs = {p: values[p] for p in spec.params[1:]}
-        else:
-            raw = [values[p] for p in spec.tensor_params]
-            tensors = [v for v in raw if self.kit.is_tensor(v)]  # a float one sets the dtype,
-            like = next((v for v in tensors if self.is_float(v)), None)  # else an integer one
-            like = like if like is not None else next(
-                (v for v in tensors if self.kit.dtype_name(v) != "bool"), None)
-            inputs = [self._convert(v, like) for v in raw]
-            attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
-        floats = {self.kit.dtype_name(t) for t in inputs if self.is_float(t)}
-        if len(floats) > 1:
-            raise GraphError(f"cannot combine a {' tensor with a '.join(sorted(floats))} tensor; "
-                             "cast one of them first (cast(x, dtype(y)))")
-        return inputs, self._normalized(spec.name, inputs, attrs)
-
-    def _convert(self, value, like):
-        if self.kit.is_tensor(value):
-            return value
-        array = np.asarray(value)
-        if array.dtype.kind in "iuf":
-            beside = number_dtype(array, self._dt(like) if like is not None else None)
-            array = array.astype(beside if beside is not None else self.dtype)
-        elif array.dtype.kind != "b":
-            raise GraphError(f"cannot make a tensor from {type(value).__name__} values")
-        return self._made(self.kit.constant(array))
-
-    def _dt(self, t) -> np.dtype:
-        return np.dtype(self.kit.dtype_name(t))
-
-    def _normalized(self, name, inputs, attrs):
-        kit = self.kit
-        if name in REDUCTIONS:
-            ndim = len(kit.shape(inputs[0]))
-            axis = attrs["axis"]
-            if axis is not None:
-                axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-                for a in axes:
-                    if not -ndim <= a < max(ndim, 1):
-                        raise GraphError(f"axis {a} is out of range for a tensor of shape "
-                                         f"{kit.shape(inputs[0])}")
-                attrs["axis"] = tuple(int(a) % max(ndim, 1) for a in axes)
-            attrs["keepdims"] = bool(attrs["keepdims"])
-        elif name == "transpose":
-            ndim = len(kit.shape(inputs[0]))
-            axes = attrs["axes"]
-            attrs["axes"] = tuple(reversed(range(ndim))) if axes is None else tuple(int(a) for a in axes)
-        elif name == "reshape":
-            shape = attrs["shape"]
-            attrs["shape"] = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
-        elif name == "cast":
-            attrs["dtype"] = np.dtype(str(attrs["dtype"])).name
-        elif name == "one_hot":
-            attrs["depth"] = int(attrs["depth"])
-            attrs["dtype"] = self.dtype.name
-        elif name in ("max_with_argmax", "argmax", "argmin"):
-            shape = kit.shape(inputs[0])
-            axis = int(attrs["axis"])
-            if not -len(shape) <= axis < max(len(shape), 1):
-                raise GraphError(f"axis {axis} is out of range for a tensor of shape {shape}")
-            attrs["axis"] = axis % max(len(shape), 1)
-        elif name == "getitem":
-            attrs["index"] = _index(attrs["index"], kit.shape(inputs[0]))
-        return attrs
-
     def _as_tensor(self, value):
         return value if self.kit.is_tensor(value) else self.constant(value)
 
@@ -465,39 +390,6 @@ class EagerBuilder(GradOfBuild):
             value = rng.random(shape) < values["p"]
         return self.kit.constant(np.asarray(value.astype(self.dtype)))
 
-    def _along_axis(self, name, x, axis):
-        # A 0-d tensor is its own maximum, at index 0, as numpy's and the core's kernels take it;
-        # TensorFlow's and jax's argmax refuse a 0-d input, so it goes in as one element.
-        ops = self.kit.ops
-        if self.kit.shape(x) == ():
-            x, axis = ops["reshape"](x, shape=(1,)), 0
-        return ops[name](x, axis=axis)
-
-    def _zero_out(self, x):
-        kit, shape = self.kit, self.kit.shape(x)
-        mask = np.zeros(shape, dtype=bool)
-        if mask.size:
-            mask.flat[0] = True
-        return (kit.ops["where"](kit.constant(mask), x, kit.ops["zeros_like"](x)),
-                kit.constant(np.asarray(np.int64(0))))
-
 
 def _first_copy(kit):
     return lambda x, **_: kit.copy(x)
-
-
-def _index(index, shape):
-    """Index items as numpy takes them (lists become int64 arrays), checked against the shape."""
-    items = []
-    for item in (index if isinstance(index, tuple) else (index,)):
-        if isinstance(item, list):
-            item = np.asarray(item, dtype=np.int64)
-        elif isinstance(item, (bool, np.bool_)):
-            raise GraphError("indexing with a boolean is not supported; index with numbers")
-        items.append(item)
-    items = tuple(items)
-    try:
-        np.broadcast_to(np.empty((), np.dtype([])), shape)[items]  # itemsize 0: no allocation
-    except (IndexError, TypeError, ValueError) as exc:
-        raise GraphError(f"index {index!r} does not fit a tensor of shape {shape}: {exc}") from None
-    return items

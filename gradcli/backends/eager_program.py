@@ -13,8 +13,8 @@ import numpy as np
 
 from ..errors import GradcliError, GradientError, SpecError
 from ..fd import estimate, probe_kind
+from ..lang.interpret import Interpreter, spec_error
 from .eager import EagerBuilder
-from .interpret import Interpreter, spec_error
 from .program import Convention, Program, note_loss_shape
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "

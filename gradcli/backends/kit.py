@@ -147,3 +147,24 @@ def clip_as_tensorflow(x, lo, hi, *, where, isnan, stop, full_like):
     # lo + -0.0 is lo exactly (signed zeros too); + NaN keeps minimum's NaN while lo gets dy
     nan_or_zero = stop(where(isnan(low), full_like(low, float("nan")), full_like(low, -0.0)))
     return where(low >= lo, low, lo + nan_or_zero)
+
+
+# ----- ops every kit shares, written once on the kit's own ops -----
+def along_axis(kit, name, x, axis):
+    """argmax / argmin / max_with_argmax along one axis."""
+    # A 0-d tensor is its own maximum, at index 0, as numpy's and the core's kernels take it;
+    # TensorFlow's and jax's argmax refuse a 0-d input, so it goes in as one element.
+    ops = kit.ops
+    if kit.shape(x) == ():
+        x, axis = ops["reshape"](x, shape=(1,)), 0
+    return ops[name](x, axis=axis)
+
+
+def zero_out(kit, x):
+    """zero_out's forward: x with all but its first element zeroed, and that element's index."""
+    shape = kit.shape(x)
+    mask = np.zeros(shape, dtype=bool)
+    if mask.size:
+        mask.flat[0] = True
+    return (kit.ops["where"](kit.constant(mask), x, kit.ops["zeros_like"](x)),
+            kit.constant(np.asarray(np.int64(0))))

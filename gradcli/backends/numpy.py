@@ -8,9 +8,9 @@ import numpy as np
 from .. import core as gc
 from ..errors import GradcliError, SpecError
 from ..fd import probe_kind
+from ..lang.interpret import Interpreter, spec_error
 from ..opset import OPS
 from . import core_grad
-from .interpret import Interpreter, spec_error
 from .numpy_train import train_gradients
 from .program import Program, birth, check_grad_ys, note_loss_shape
 

@@ -16,7 +16,7 @@ from .. import core as gc
 from ..core.evaluate import collector_paused
 from ..core.tf_updates import rule_for
 from ..errors import GradcliError, GradientError, SpecError
-from .interpret import spec_error
+from ..lang.interpret import spec_error
 from .numpy_flat import FlatUpdate
 from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
 

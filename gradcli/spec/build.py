@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import literal_array
 from gradcli.spec.data import build_data, declare_names
 from gradcli.spec.document import Map, YNode, to_plain
-from gradcli.spec.exprcheck import Scope
 from gradcli.spec.fields import (
     check_keys,
     expect_choice,

@@ -5,7 +5,7 @@ import keyword
 import math
 import re
 
-from gradcli.errors import SpecError
+from gradcli.errors import SpecError, did_you_mean
 from gradcli.spec.document import Map, Mark, Scalar, Seq, YNode
 from gradcli.spec.sections import Section
 
@@ -30,18 +30,6 @@ def fail(at: YNode | Mark | None, key: str, message: str, hint: str | None = Non
         return SpecError(message, key=key, hint=hint)
     mark = at if isinstance(at, Mark) else at.mark
     return mark.location().error(message, key=key, hint=hint)
-
-
-def did_you_mean(name: str, candidates) -> str | None:
-    """'did you mean X?' for the closest candidate, or None when nothing is close."""
-    candidates = [c for c in candidates if isinstance(c, str)]
-    lowered = {c.lower(): c for c in candidates}
-    if name.lower() in lowered and lowered[name.lower()] != name:
-        return f"did you mean {lowered[name.lower()]!r}?"
-    import difflib  # only when an error needs a hint
-
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else None
 
 
 def describe(node: YNode | None) -> str:

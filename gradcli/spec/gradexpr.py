@@ -1,30 +1,14 @@
 """The checks of grad(y, x) that need the whole spec: x is upstream of y, and a float.
 
-The expression checker (exprcheck.py) knows one expression; whether y depends
+The expression checker (lang/checks.py) knows one expression; whether y depends
 on x at all is a question about the lets between them, answered here on the
 names each let reads (transitively), before anything is built.
 """
 from __future__ import annotations
 
-from gradcli.spec.ast import Call, Name, Node, children, walk
-from gradcli.spec.exprcheck import GRAD, GRAD_PARAMS
+from gradcli.lang.deps import Dependencies, grad_calls
 from gradcli.spec.fields import expect_names, fail
 from gradcli.spec.sites import Site, error_at
-
-
-def names_read(node: Node) -> set[str]:
-    """Every name an expression refers to (inputs, lets, attributes alike)."""
-    return {n.id for n in walk(node) if isinstance(n, Name)}
-
-
-def grad_calls(node: Node):
-    """(y, x) of every grad(y, x) call in an expression, outermost first."""
-    for n in walk(node):
-        if isinstance(n, Call) and n.func == GRAD:
-            bound = dict(zip(GRAD_PARAMS, n.args))
-            bound.update(n.kwargs)
-            yield bound["y"], bound["x"]
-
 
 # Bounds on what grad() may ask for (docs/untrusted.md): each level of a gradient of a
 # gradient builds a backward pass over everything below it (about three times its ops), and
@@ -33,40 +17,15 @@ MAX_GRAD_ORDER = 4
 MAX_GRAD_CALLS = 64
 
 
-class Upstream:
-    """Which names each let depends on, through the lets before it (filled in let order),
-    and how many levels of grad() each holds."""
+class Upstream(Dependencies):
+    """The dependency tables (lang/deps.py) plus what the checks count: grad() calls made,
+    and the lets a grad(y, x) computes through."""
 
     def __init__(self, inputs) -> None:
+        super().__init__()
         self.inputs = inputs               # name -> InputSpec
-        self.deps: dict[str, set[str]] = {}
-        self.order: dict[str, int] = {}    # name -> levels of grad() in its value
         self.calls = 0
         self.through: dict[str, str] = {}  # let -> the x of a grad(y, x) computed through it
-
-    def of(self, node: Node) -> set[str]:
-        """The names an expression's value may depend on."""
-        found: set[str] = set()
-        for name in names_read(node):
-            found.add(name)
-            found |= self.deps.get(name, set())
-        return found
-
-    def add(self, names, node: Node) -> None:
-        deps, order = self.of(node), self.order_of(node)
-        for name in names:
-            self.deps[name] = deps
-            self.order[name] = order
-
-    def order_of(self, node: Node) -> int:
-        """Levels of grad() in an expression's value: grad(y, x) adds one to y's."""
-        if isinstance(node, Name):
-            return self.order.get(node.id, 0)
-        if isinstance(node, Call) and node.func == GRAD:
-            bound = dict(zip(GRAD_PARAMS, node.args))
-            bound.update(node.kwargs)
-            return 1 + self.order_of(bound["y"])
-        return max((self.order_of(child) for child in children(node)), default=0)
 
     def check(self, site: Site) -> None:
         """Every grad(y, x) in the site: x is read by y (perhaps through lets) and is a float."""

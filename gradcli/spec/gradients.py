@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from gradcli.lang.ast import Name, walk
+from gradcli.lang.checks import Scope
 from gradcli.opset import BUILTIN_GRADIENTS, OPS
-from gradcli.spec.ast import Name, walk
 from gradcli.spec.document import Map, Scalar, Seq, YNode
-from gradcli.spec.exprcheck import Scope
 from gradcli.spec.fields import (
     check_keys,
     describe,

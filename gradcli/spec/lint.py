@@ -4,8 +4,8 @@ The CLI prints them and turns them into errors under --strict.
 """
 from __future__ import annotations
 
+from gradcli.lang.ast import Call, Name, Node, walk
 from gradcli.record import record
-from gradcli.spec.ast import Call, Name, Node, walk
 from gradcli.spec.lint_discrete import cut_overrides
 from gradcli.spec.lint_discrete import message as cut_message
 from gradcli.spec.model import Experiment, Expr, Location

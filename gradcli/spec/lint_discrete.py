@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradcli.spec.ast import Call, Const, Name, Node, walk
+from gradcli.lang.ast import Call, Const, Name, Node, walk
 from gradcli.spec.model import Experiment
 
 # Ops whose output is boolean: nothing ever flows back into them.

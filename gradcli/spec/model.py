@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 
 from gradcli.errors import SpecError
+from gradcli.lang.ast import Node
 from gradcli.record import Factory, record
-from gradcli.spec.ast import Node
 
 SET_PATH = "--set"  # Location.path of a value given on the command line (its line is 0)
 

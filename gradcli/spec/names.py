@@ -1,10 +1,11 @@
 """The one namespace of inputs, lets, outputs and functions: unique, and never an op or dtype."""
 from __future__ import annotations
 
+from gradcli.errors import did_you_mean
+from gradcli.lang.parser import CONSTANT_NAMES
 from gradcli.opset import DTYPES, OPS
 from gradcli.spec.document import Scalar
-from gradcli.spec.fields import did_you_mean, fail, is_identifier
-from gradcli.spec.parser import CONSTANT_NAMES
+from gradcli.spec.fields import fail, is_identifier
 
 KIND_WORDS = {"input": "an input", "let": "a let", "output": "an output", "function": "a function"}
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gradcli.errors import did_you_mean
 from gradcli.spec.document import Scalar
-from gradcli.spec.fields import did_you_mean, fail
+from gradcli.spec.fields import fail
 from gradcli.spec.files import NotRegular, kind_of, open_regular
 
 _KINDS = "biuf"  # bool, signed, unsigned, float: what a tensor can hold

@@ -7,13 +7,13 @@ and block scalars spanning several lines.
 from __future__ import annotations
 
 from gradcli.errors import SpecError
+from gradcli.lang.ast import ExpressionError
+from gradcli.lang.checks import Checker, Scope
+from gradcli.lang.parser import parse_expression
 from gradcli.record import record
-from gradcli.spec.ast import ExpressionError
 from gradcli.spec.document import Map, Scalar, Seq, YNode
-from gradcli.spec.exprcheck import Checker, Scope
 from gradcli.spec.fields import describe, fail
 from gradcli.spec.model import SET_PATH, Expr, Location
-from gradcli.spec.parser import parse_expression
 
 
 @record

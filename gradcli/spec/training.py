@@ -6,9 +6,9 @@ constraints and metrics are expressions, parsed and checked like lets.
 """
 from __future__ import annotations
 
+from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import literal_array
 from gradcli.spec.document import Scalar, YNode
-from gradcli.spec.exprcheck import Scope
 from gradcli.spec.fields import (
     check_keys,
     describe,

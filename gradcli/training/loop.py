@@ -13,9 +13,9 @@ from typing import Protocol
 
 import numpy as np
 
-from ..backends.interpret import spec_error
 from ..backends.program import TrainRecord, small
 from ..errors import GradcliError
+from ..lang.interpret import spec_error
 from .feed import Feed
 from .schedule import learning_rate
 

@@ -1,7 +1,7 @@
 """Shared test data for the spec tests: sample specs and an AST printer."""
 from __future__ import annotations
 
-from gradcli.spec import Call, Const, IndexExpr, ListExpr, Name, SliceExpr
+from gradcli.lang import Call, Const, IndexExpr, ListExpr, Name, SliceExpr
 
 # A small valid spec most tests start from and change one thing in.
 BASE = """\

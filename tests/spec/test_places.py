@@ -1,9 +1,9 @@
 """Sub-expression spans: the text and column a provenance record or an error names."""
 import pytest
 
-from gradcli.spec.ast import walk
-from gradcli.spec.parser import parse_expression
-from gradcli.spec.places import span
+from gradcli.lang.ast import walk
+from gradcli.lang.parser import parse_expression
+from gradcli.lang.places import span
 
 
 def _text_of(text, func):

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from spec_samples import BASE, SPEC_V1_EXAMPLE, sx
 
 from gradcli.errors import SpecError
+from gradcli.lang import Call, Const, Name, parse_expression
 from gradcli.opset import OPERATORS, UNARY_OPERATORS
-from gradcli.spec import Call, Const, Name, load_spec_text, parse_expression
+from gradcli.spec import load_spec_text
 
 # GRADCLI_FUZZ_EXAMPLES=5000 runs a longer campaign; the default keeps the suite quick.
 FUZZ = settings(max_examples=int(os.environ.get("GRADCLI_FUZZ_EXAMPLES", "150")), deadline=None,

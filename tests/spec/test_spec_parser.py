@@ -5,7 +5,7 @@ import pytest
 from spec_samples import sx
 
 from gradcli.errors import SpecError
-from gradcli.spec import parse_expression
+from gradcli.lang import parse_expression
 
 
 @pytest.mark.parametrize("text, tree", [

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
+from gradcli.errors import did_you_mean
+from gradcli.lang.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr
+from gradcli.lang.parser import CONSTANT_NAMES
 from gradcli.opset import DTYPES, OPS
 from gradcli.record import Factory, record
-from gradcli.spec.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr
-from gradcli.spec.fields import did_you_mean
-from gradcli.spec.parser import CONSTANT_NAMES
 
 
 @record

@@ -9,9 +9,9 @@ while descending, so no input can reach Python's recursion limit.
 from __future__ import annotations
 
 from gradcli.errors import SpecError
+from gradcli.lang.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr, depth
+from gradcli.lang.tokens import Token, tokenize
 from gradcli.ops import DTYPES, OPERATORS, OPS, PRECEDENCE, PREFIX_PRECEDENCE, UNARY_OPERATORS
-from gradcli.spec.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr, depth
-from gradcli.spec.tokens import Token, tokenize
 
 MAX_DEPTH = 48
 MAX_ARGS = 256

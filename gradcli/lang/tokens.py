@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
+from gradcli.lang.ast import ExpressionError
 from gradcli.ops import OPERATORS, UNARY_OPERATORS
 from gradcli.record import record
-from gradcli.spec.ast import ExpressionError
 
 MAX_LENGTH = 4000
 

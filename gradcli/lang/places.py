@@ -8,8 +8,8 @@ Place is made for every op the interpreter builds, its text rarely.
 from __future__ import annotations
 
 from gradcli.errors import SpecError
-from gradcli.spec.ast import walk
-from gradcli.spec.tokens import tokenize
+from gradcli.lang.ast import walk
+from gradcli.lang.tokens import tokenize
 
 OPENERS, CLOSERS = ("(", "["), (")", "]")
 

@@ -11,6 +11,10 @@ from typing import Any, Callable, Mapping, Protocol
 
 from ..errors import SpecError
 from ..opset import OPS
+from . import ast
+from .checks import GRAD
+from .deps import Dependencies
+from .places import Place
 
 
 class Builder(Protocol):
@@ -54,13 +58,10 @@ class Interpreter:
     def __init__(self, experiment, builder: Builder) -> None:
         self.experiment = experiment
         self.builder = builder
-        from ..spec import ast  # the spec package owns the node types
-        from ..spec.gradexpr import GRAD, Upstream
-        from ..spec.places import Place
         self.ast, self.place = ast, Place
         self.grad_name = GRAD
         # For grad(y, x): where each let sits, what it depends on, where its build began.
-        upstream = Upstream({})
+        upstream = Dependencies()
         for let in experiment.lets:
             upstream.add(let.names, let.expr.node)
         self.deps = upstream.deps

@@ -1,0 +1,109 @@
+"""How the eager backends take an op's arguments: the spec's parameters bound to tensors and
+attributes, bare numbers made tensors of the dtype beside them, and attributes normalized to
+the one form every framework's kit is written for (axes, shapes, dtypes, index items).
+
+A mixin of EagerBuilder (eager.py): it reads the builder's kit, float dtype and `_made`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
+from ..errors import GraphError
+from ..opset import OPS
+
+REDUCTIONS = tuple(n for n, spec in OPS.items() if spec.family == "reduction")
+
+
+class Arguments:
+    """Binding and normalizing an op's arguments, for EagerBuilder."""
+
+    def _bind_args(self, spec, args, kwargs):
+        values = dict(spec.defaults)
+        values.update(zip(spec.params, args))
+        values.update(kwargs)
+        if spec.variadic:
+            items = values[spec.params[0]]
+            items = list(items) if isinstance(items, (list, tuple)) else [items]
+            like = next((v for v in items if self.kit.is_tensor(v)), None)
+            inputs = [self._convert(v, like) for v in items]
+            attrs = {p: values[p] for p in spec.params[1:]}
+        else:
+            raw = [values[p] for p in spec.tensor_params]
+            tensors = [v for v in raw if self.kit.is_tensor(v)]  # a float one sets the dtype,
+            like = next((v for v in tensors if self.is_float(v)), None)  # else an integer one
+            like = like if like is not None else next(
+                (v for v in tensors if self.kit.dtype_name(v) != "bool"), None)
+            inputs = [self._convert(v, like) for v in raw]
+            attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
+        floats = {self.kit.dtype_name(t) for t in inputs if self.is_float(t)}
+        if len(floats) > 1:
+            raise GraphError(f"cannot combine a {' tensor with a '.join(sorted(floats))} tensor; "
+                             "cast one of them first (cast(x, dtype(y)))")
+        return inputs, self._normalized(spec.name, inputs, attrs)
+
+    def _convert(self, value, like):
+        if self.kit.is_tensor(value):
+            return value
+        array = np.asarray(value)
+        if array.dtype.kind in "iuf":
+            beside = number_dtype(array, self._dt(like) if like is not None else None)
+            array = array.astype(beside if beside is not None else self.dtype)
+        elif array.dtype.kind != "b":
+            raise GraphError(f"cannot make a tensor from {type(value).__name__} values")
+        return self._made(self.kit.constant(array))
+
+    def _dt(self, t) -> np.dtype:
+        return np.dtype(self.kit.dtype_name(t))
+
+    def _normalized(self, name, inputs, attrs):
+        kit = self.kit
+        if name in REDUCTIONS:
+            ndim = len(kit.shape(inputs[0]))
+            axis = attrs["axis"]
+            if axis is not None:
+                axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+                for a in axes:
+                    if not -ndim <= a < max(ndim, 1):
+                        raise GraphError(f"axis {a} is out of range for a tensor of shape "
+                                         f"{kit.shape(inputs[0])}")
+                attrs["axis"] = tuple(int(a) % max(ndim, 1) for a in axes)
+            attrs["keepdims"] = bool(attrs["keepdims"])
+        elif name == "transpose":
+            ndim = len(kit.shape(inputs[0]))
+            axes = attrs["axes"]
+            attrs["axes"] = tuple(reversed(range(ndim))) if axes is None else tuple(int(a) for a in axes)
+        elif name == "reshape":
+            shape = attrs["shape"]
+            attrs["shape"] = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        elif name == "cast":
+            attrs["dtype"] = np.dtype(str(attrs["dtype"])).name
+        elif name == "one_hot":
+            attrs["depth"] = int(attrs["depth"])
+            attrs["dtype"] = self.dtype.name
+        elif name in ("max_with_argmax", "argmax", "argmin"):
+            shape = kit.shape(inputs[0])
+            axis = int(attrs["axis"])
+            if not -len(shape) <= axis < max(len(shape), 1):
+                raise GraphError(f"axis {axis} is out of range for a tensor of shape {shape}")
+            attrs["axis"] = axis % max(len(shape), 1)
+        elif name == "getitem":
+            attrs["index"] = _index(attrs["index"], kit.shape(inputs[0]))
+        return attrs
+
+
+def _index(index, shape):
+    """Index items as numpy takes them (lists become int64 arrays), checked against the shape."""
+    items = []
+    for item in (index if isinstance(index, tuple) else (index,)):
+        if isinstance(item, list):
+            item = np.asarray(item, dtype=np.int64)
+        elif isinstance(item, (bool, np.bool_)):
+            raise GraphError("indexing with a boolean is not supported; index with numbers")
+        items.append(item)
+    items = tuple(items)
+    try:
+        np.broadcast_to(np.empty((), np.dtype([])), shape)[items]  # itemsize 0: no allocation
+    except (IndexError, TypeError, ValueError) as exc:
+        raise GraphError(f"index {index!r} does not fit a tensor of shape {shape}: {exc}") from None
+    return items
