@@ -12,8 +12,7 @@ from pathlib import Path
 
 from ..errors import GradcliError
 from ..printable import printable
-from ..sweep.results import (MAX_FILE_BYTES, SweepDir, cell_number, group_keys, groups,  # noqa: F401
-                             is_number, run_doc)
+from ..sweep.results import MAX_FILE_BYTES, SweepDir, cell_number, group_keys, groups, is_number, run_doc  # noqa: F401
 from ..sweep.results import read_dir as load  # noqa: F401
 
 number = cell_number
