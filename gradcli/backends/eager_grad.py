@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from .kit import summed_vjp
+
 
 class GradOfBuild:
     """Mixed into EagerBuilder; uses its kit, mode, flags and _custom/_record/_fit."""
@@ -84,23 +86,6 @@ class GradOfBuild:
             if self.inner:
                 return rule(xs, outs, dys)
             floats = [i for i, x in enumerate(xs) if self.is_float(x)]
-
-            def f(sources):
-                args = list(xs)
-                for i, s in zip(floats, sources):
-                    args[i] = s
-                out = forward(*args)
-                return list(out) if isinstance(out, (tuple, list)) else [out]
-
-            _, vjp = kit.differentiate(f, [xs[i] for i in floats])
-            total = [None] * len(floats)
-            for k, dy in enumerate(dys):
-                if dy is not None:
-                    total = [b if a is None else a if b is None else a + b
-                             for a, b in zip(total, vjp(k, dy))]
-            grads = [None] * len(xs)
-            for i, g in zip(floats, total):
-                grads[i] = g
-            return grads
+            return summed_vjp(kit, forward, xs, floats, dys)[1]
 
         return backward

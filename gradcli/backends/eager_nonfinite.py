@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kit import summed_vjp
 from .program import birth, nonfinite_kind
 
 
@@ -106,22 +107,7 @@ def checked_vjp(builder, name: str, raw, inputs: list, attrs: dict):
         return out
 
     def backward(xs, outs, dys):
-        def f(sources):
-            args = list(xs)
-            for i, s in zip(floats, sources):
-                args[i] = s
-            out = raw(*args, **attrs)
-            return list(out) if isinstance(out, (tuple, list)) else [out]
-
-        _, vjp = kit.differentiate(f, [xs[i] for i in floats])
-        total = [None] * len(floats)
-        for k, dy in enumerate(dys):
-            if dy is not None:
-                total = [b if a is None else a if b is None else a + b
-                         for a, b in zip(total, vjp(k, dy))]
-        grads = [None] * len(xs)
-        for i, g in zip(floats, total):
-            grads[i] = g
+        total, grads = summed_vjp(kit, lambda *args: raw(*args, **attrs), xs, floats, dys)
         log.vjp(name, place, [xs[i] for i in floats], dys, total)
         return grads
 

@@ -168,3 +168,26 @@ def zero_out(kit, x):
         mask.flat[0] = True
     return (kit.ops["where"](kit.constant(mask), x, kit.ops["zeros_like"](x)),
             kit.constant(np.asarray(np.int64(0))))
+
+
+def summed_vjp(kit, fn, xs: list, floats: list, dys) -> tuple[list, list]:
+    """The framework's own vjp of fn(*xs) for the inputs xs[i], i in floats, summed over the
+    outputs' upstream gradients dys (None: that output gets none): (one per float input,
+    one per input with None for the others)."""
+    def f(sources):
+        args = list(xs)
+        for i, s in zip(floats, sources):
+            args[i] = s
+        out = fn(*args)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    _, vjp = kit.differentiate(f, [xs[i] for i in floats])
+    total = [None] * len(floats)
+    for k, dy in enumerate(dys):
+        if dy is not None:
+            total = [b if a is None else a if b is None else a + b
+                     for a, b in zip(total, vjp(k, dy))]
+    grads = [None] * len(xs)
+    for i, g in zip(floats, total):
+        grads[i] = g
+    return total, grads
