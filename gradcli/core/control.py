@@ -2,6 +2,8 @@
 
 Each registers two rules: the one training uses, and (as `true=`) the
 derivative of its forward function, which gc.true_gradients uses instead.
+The built-in named gradients (identity, hardtanh, reverse, zero) are written once, in the
+expression language, in gradcli/ops BUILTINS; gradcli/builtins.py registers them here.
 """
 from __future__ import annotations
 
@@ -108,25 +110,8 @@ def _arg_names(fn, n: int) -> list[str]:
     return (names + [f"arg{i}" for i in range(len(names), n)])[:n]
 
 
-def _first_input_only(op, g, *_):
-    return (g,) + (None,) * (len(op.inputs) - 1)
-
-
 defgrad("stop_gradient", lambda op, g: None, true=lambda op, g: g)
 defgrad("reverse_gradient", lambda op, g: M.mul(g, -op.attrs["scale"]), true=lambda op, g: g)
 defgrad("grad_pass_through", lambda op, g: (g,) * (len(op.inputs) - 1) + (None,),
         true=lambda op, g: (None,) * (len(op.inputs) - 1) + (g,))
 defgrad("custom_gradient", _custom_rule, true=_custom_true)
-
-
-# ----- named gradients for override maps (they act on an op's first input) -----
-def _hardtanh(op, g, *_):
-    x = op.inputs[0]
-    inside = M.less_equal(M.abs(x), 1)
-    return (M.where(inside, g, M.zero(g)),) + (None,) * (len(op.inputs) - 1)
-
-
-defgrad("identity", _first_input_only)  # also the identity op's own rule
-defgrad("hardtanh", _hardtanh)
-defgrad("reverse", lambda op, g, *_: (M.neg(g),) + (None,) * (len(op.inputs) - 1))
-defgrad("zero", lambda op, g, *_: (M.zeros_like(op.inputs[0]),) + (None,) * (len(op.inputs) - 1))
