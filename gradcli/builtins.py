@@ -20,8 +20,6 @@ the built-in named gradient and the identity op's own rule, and this text is its
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import numpy as np
 
 from .core.registry import defgrad
@@ -54,9 +52,6 @@ class _CoreOps:
     def to_index(self, value):
         return np.asarray(value.numpy()).tolist()
 
-    def origin(self, place):
-        return nullcontext()  # the rule's ops keep the origin of the backward pass that builds them
-
 
 class _NoSpec:
     """An interpreter needs an experiment; a rule's expression reaches none of it."""
@@ -69,12 +64,23 @@ class _NoSpec:
 _INTERPRETER = []  # made when a built-in first runs
 
 
+def _interpreter():
+    from .lang.interpret import Interpreter
+
+    class Rules(Interpreter):
+        def _at(self, name, node, expr, build, *args, **kwargs):
+            # The core's errors as its other rules raise them (a GraphError of the budget,
+            # say), not reworded as a spec's: a built-in's text has no spec to point into.
+            return build(*args, **kwargs)
+
+    return Rules(_NoSpec(), _CoreOps())
+
+
 def _evaluate(name: str, op, dys):
     from .lang.rules import builtin, rule_names
 
     if not _INTERPRETER:
-        from .lang.interpret import Interpreter
-        _INTERPRETER.append(Interpreter(_NoSpec(), _CoreOps()))
+        _INTERPRETER.append(_interpreter())
     names = rule_names(op.attrs, op.inputs, op.outputs, dys)
     return _INTERPRETER[0].evaluate(builtin(name), names)
 

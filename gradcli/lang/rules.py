@@ -2,8 +2,9 @@
 
 A rule written as an expression (a spec's `register:` gradient, a built-in named gradient)
 is evaluated for one op with the names `rule_names` binds: x, x0, x1.. (the op's inputs),
-y, y0.. (its outputs), dy, dy0.. (their upstream gradients) and the op's attributes. Every
-backend binds them here, so the names mean the same everywhere.
+y, y0.. (its outputs), dy, dy0.. (their upstream gradients) and the op's attributes; a
+function's gradient sees its args and `upstream_names`. Every backend binds them here, so
+the names mean the same everywhere.
 
 The built-in named gradients' text lives in the op table's package (gradcli/ops BUILTINS);
 `builtin` parses it once into an expression the interpreter evaluates, as it evaluates a
@@ -53,11 +54,16 @@ def builtin(name: str) -> BuiltinExpr | None:
     return parsed
 
 
+def upstream_names(dys: Sequence) -> dict:
+    """dy, dy0, dy1..: the upstream gradients, as a rule and a function's gradient see them."""
+    return {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
+
+
 def rule_names(attrs: Mapping, inputs: Sequence, outputs: Sequence, dys: Sequence) -> dict:
-    """What a gradient rule written in the language sees for one op."""
+    """What a gradient rule written in the language sees for one op: its attributes, x, x0..
+    (inputs), y, y0.. (outputs) and dy, dy0.. (upstream gradients)."""
     names = dict(attrs)
-    names.update({f"x{i}": t for i, t in enumerate(inputs)}, x=inputs[0], y=outputs[0],
-                 dy=dys[0])
+    names.update({f"x{i}": t for i, t in enumerate(inputs)}, x=inputs[0], y=outputs[0])
     names.update({f"y{i}": t for i, t in enumerate(outputs)})
-    names.update({f"dy{i}": d for i, d in enumerate(dys)})
+    names.update(upstream_names(dys))
     return names

@@ -18,6 +18,14 @@ from .entry import (
 
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
 
+
+def op_key(op_type: str) -> str:
+    """An op type as override maps match it: ignoring case and underscores, so TensorFlow's
+    "Sign", "StopGradient" and "ZeroOut" name sign, stop_gradient and zero_out (the spec's
+    override_map, the core's override scopes and the eager backends' all match by this)."""
+    return op_type.lower().replace("_", "")
+
+
 # The named gradients every backend provides out of the box, each written once here as
 # expression-language text: the gradient of the op's FIRST input (the others get none), seeing
 # what a spec's `register:` gradient sees (x, x0.., y, y0.., dy, dy0.., the op's attributes).
@@ -46,4 +54,4 @@ LANGUAGE_FORMS = {
 
 __all__ = ["BUILTINS", "BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS",
            "LANGUAGE_FORMS", "NUMPY", "OPERATORS", "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE",
-           "UNARY_OPERATORS", "OpSpec"]
+           "UNARY_OPERATORS", "OpSpec", "op_key"]

@@ -7,11 +7,15 @@ Compared bit for bit: the same dtype, the same values, the same sign of every ze
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from oracle_helpers import backend_params, literal, run_spec, tensorflow
 
 import gradcli as gc
+from gradcli.cli import cli
 from gradcli.ops import BUILTINS
 
 tf = tensorflow()
@@ -121,3 +125,11 @@ def test_every_backend_matches_tensorflow(backend, dtype):
         got = result.gradients[f"y_{name}"]["x"].overridden
         failures += same_bits(f"{backend} {dtype} {name}", got, tensorflow_gradient(name, x, dy))
     assert not failures, "\n".join(failures)
+
+
+def test_the_docs_and_the_listing_show_the_texts_that_run():
+    docs = (Path(__file__).parents[2] / "docs" / "ops.md").read_text()
+    listed = CliRunner().invoke(cli, ["list", "gradients"], terminal_width=250).output
+    for name, (text, _) in BUILTINS.items():
+        assert f'"{name}": ("{text}",' in docs, name
+        assert text in listed, name
