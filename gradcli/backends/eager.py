@@ -35,6 +35,7 @@ from ..core import budget as budgets
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
 from ..opset import OPS
+from .builder import SpecBuilder
 from .connectivity import Graph
 from .eager_args import Arguments
 from .eager_grad import GradOfBuild
@@ -51,7 +52,7 @@ def op_key(op_type: str) -> str:
 
 
 # ----- the interpreter's builder on a kit -----
-class EagerBuilder(Arguments, GradOfBuild):
+class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
 
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
@@ -86,11 +87,8 @@ class EagerBuilder(Arguments, GradOfBuild):
     def origin(self, place):
         return At(self, place)
 
-    # ----- Builder protocol -----
-    def constant(self, value):
-        array = np.asarray(value)
-        if array.dtype.kind in "iuf":
-            array = array.astype(self.dtype)
+    # ----- the kit's tensors (constants and dtype helpers: SpecBuilder) -----
+    def tensor(self, array):
         return self._made(self.kit.constant(array))
 
     def _made(self, t):
@@ -102,14 +100,11 @@ class EagerBuilder(Arguments, GradOfBuild):
     def is_tensor(self, value) -> bool:
         return self.kit.is_tensor(value)
 
-    def is_float(self, value) -> bool:
-        return self.kit.dtype_name(value).startswith("float")
-
     def dtype_name(self, value) -> str:
         return self.kit.dtype_name(value)
 
-    def to_index(self, value):
-        return np.asarray(self.kit.numpy(value)).tolist()
+    def to_numpy(self, value):
+        return self.kit.numpy(value)
 
     @contextmanager
     def override_scope(self, entries):
@@ -120,14 +115,10 @@ class EagerBuilder(Arguments, GradOfBuild):
             self.scopes.pop()
 
     def call_function(self, spec, args, evaluate):
-        bound = dict(zip(spec.args, args))
-        for name, expr in spec.lets:
-            bound[name] = evaluate(expr, bound)
-        result = evaluate(spec.forward, bound)
+        bound, result = self.function_forward(spec, args, evaluate)
         if self.mode == "true":
             return result
-        single = not isinstance(result, tuple)  # a multi-output op; a list literal is one tensor
-        ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
+        ys, single = self.outputs(result)
         n = len(args)
         # The lets ride along as inputs that get no gradient, so the backward reads them from
         # the custom op's own residuals (jax's custom_vjp must not close over traced values),
@@ -143,8 +134,7 @@ class EagerBuilder(Arguments, GradOfBuild):
                                     f"({', '.join(spec.args)}): return one gradient per input, "
                                     "None where an input gets none")
             seen = {**bound, **dict(zip(spec.args, xs[:n])), **dict(zip(names, xs[n:k]))}
-            seen.update(dy=dys[0], **{f"dy{i}": d for i, d in enumerate(dys)})
-            return ([None if g is None else evaluate(g, seen) for g in spec.grads]
+            return (self.function_gradients(spec, seen, dys, evaluate)
                     + [None] * (len(lets) + len(ys)))
 
         pattern = [i < len(spec.grads) and spec.grads[i] is not None for i in range(n)]
@@ -154,7 +144,7 @@ class EagerBuilder(Arguments, GradOfBuild):
         return outs[0] if single else outs
 
     def pass_through(self, fn, x):
-        y = self._as_tensor(fn(x))
+        y = self.as_tensor(fn(x))
         if self.mode == "true":
             return y
         return self._custom([x, y], lambda x_, y_: (y_,), lambda xs, outs, dys: [dys[0], None],
@@ -273,10 +263,7 @@ class EagerBuilder(Arguments, GradOfBuild):
                        else [i < len(grads) and grads[i] is not None for i in range(n)])
 
             def backward(xs, outs, dys):
-                names = dict(attrs)
-                names.update({f"x{i}": t for i, t in enumerate(xs)}, x=xs[0], y=outs[0], dy=dys[0])
-                names.update({f"y{i}": t for i, t in enumerate(outs)})
-                names.update({f"dy{i}": d for i, d in enumerate(dys)})
+                names = self.rule_names(attrs, xs, outs, dys)
                 got = [None if g is None else self.interpreter.evaluate(g, names) for g in grads]
                 if len(got) == 1:
                     if got[0] is None:
@@ -367,9 +354,6 @@ class EagerBuilder(Arguments, GradOfBuild):
             raise GradientError(f"gradient {name!r} for op {op!r} returned shape {gs} for input {i} "
                                 f"of shape {xs}; expected {xs} (a scalar is broadcast)")
         return sum_to(kit, g, xs)
-
-    def _as_tensor(self, value):
-        return value if self.kit.is_tensor(value) else self.constant(value)
 
     # ----- ops every kit shares -----
     def _random(self, name, shape, *args, **kwargs):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SpecError
+from ..fd import probe_kind
 from ..record import Factory, record
 
 SMALL = 64  # up to this many parameter elements, training records every step's values
@@ -101,7 +102,13 @@ class TrainRecord:
 
 
 class Program:
-    """A spec built once on one backend; each method replays it."""
+    """A spec built on one backend, and the one flow of what the runner asks of it.
+
+    The flow (which set is built when, the numeric loop and what it reports) is written here
+    once; a backend supplies its strategy: build_gradients / read_gradients (the core builds a
+    gradient graph once and replays it; an eager framework builds again and keeps the values),
+    numeric_row, size_of.
+    """
 
     def __init__(self, experiment) -> None:
         self.experiment = experiment
@@ -110,6 +117,10 @@ class Program:
         self.warnings: list[str] = []                # what the run should tell its reader
         self.numeric_kinds: dict = {}                # {output: {input: "full" | "directional"}},
                                                      # filled by numeric(): what it did
+        self.numeric_seeds: dict = {}                # {output: {input: seed or None}}: the seed
+                                                     # of a directional check's directions
+        self.gradient_builds: dict = {}              # {kind: builds}: a set is built when asked
+        self._gradient_sets: dict = {}               # kind -> what build_gradients gave
 
     def rebind(self, experiment) -> bool:
         """Replay this built graph for `experiment`, which differs from the one it was built
@@ -122,12 +133,49 @@ class Program:
         raise NotImplementedError
 
     def gradients(self, kind: str) -> dict:
-        """{output: {input: array or None}} for kind 'overridden' or 'true'."""
+        """{output: {input: array or None}} for kind 'overridden' or 'true'; the set is built
+        the first time it is asked for (issue 14: a spec that needs only some is built only
+        those), and read from that one build every time after."""
+        return self.read_gradients(self.gradient_set(kind))
+
+    def gradient_set(self, kind: str):
+        """The backend's build of one gradient set, made when first needed."""
+        built = self._gradient_sets.get(kind)
+        if built is None:
+            built = self._gradient_sets[kind] = self.build_gradients(kind)
+            self.gradient_builds[kind] = self.gradient_builds.get(kind, 0) + 1
+        return built
+
+    def build_gradients(self, kind: str):
+        """Strategy: one gradient set ('overridden' or 'true') built, in the backend's form."""
+        raise NotImplementedError
+
+    def read_gradients(self, built) -> dict:
+        """Strategy: {output: {input: array or None}} from what build_gradients gave."""
         raise NotImplementedError
 
     def numeric(self, max_probes: int, directions: int) -> dict:
         """Finite-difference gradients, directional beyond max_probes elements (of the tensor
-        probed, input or let); records which it did in numeric_kinds."""
+        probed, input or let); records which it did in numeric_kinds and the seed of each
+        directional check's directions in numeric_seeds (the runner projects onto the same)."""
+        exp, result = self.experiment, {}
+        for out in exp.outputs:
+            kinds = {n: probe_kind(self.size_of(n), max_probes) for n in exp.wrt}
+            gy = exp.grad_ys.get(out.name)
+            result[out.name] = self.numeric_row(out.name, gy, kinds, (max_probes, directions),
+                                                exp.seed)
+            self.numeric_kinds[out.name] = kinds
+            self.numeric_seeds[out.name] = {n: exp.seed if k == "directional" else None
+                                            for n, k in kinds.items()}
+        return result
+
+    def size_of(self, name: str) -> int:
+        """Strategy: how many elements the tensor named (an input or a let) has."""
+        raise NotImplementedError
+
+    def numeric_row(self, out: str, grad_ys, kinds: dict, limits: tuple, seed: int) -> dict:
+        """Strategy: {input: numeric gradient or None} of sum(grad_ys * out), each input probed
+        as kinds says (limits: (max_probes, directions); directions drawn with `seed`)."""
         raise NotImplementedError
 
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:

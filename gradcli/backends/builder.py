@@ -1,0 +1,120 @@
+"""The interpreter's builder, the part that is one thing on every backend.
+
+Every backend (the numpy core, torch, jax, tensorflow) gives the expression interpreter
+(lang/interpret.py) the same Builder. What they do alike is written here once:
+
+- constants: a literal's numbers take the spec's float dtype (booleans stay booleans);
+  the dtype helpers (is_float, to_index) read the backend's dtype_name / to_numpy;
+- a function's forward: its arguments bound to its parameter names, its `let:` evaluated
+  in order over them (the intermediates its gradient expressions see, as a
+  tf.custom_gradient closure sees the forward's), its result as one tensor or a tuple;
+- a function's gradient expressions, evaluated over those names and dy, dy0, dy1...;
+- a registered gradient's names: the op's attributes, x, x0.., y, y0.., dy, dy0..;
+- a gradient build's failure as a SpecError at the expression of the output it was for;
+- the defaults of a backend that never builds again (checkpoint, rebuilding, bind).
+
+What differs is each backend's nature, not a second copy of the same facts: the core
+(numpy.py) records an override on the op it builds (its registry's override scope) and
+keeps one graph for both gradient sets, so its builder builds once and its Program replays;
+an eager framework (eager.py) wraps each overridden op in its custom-gradient op and builds
+again per answer, in "overridden" or "true" mode, recording connectivity as it goes.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager, nullcontext
+
+import numpy as np
+
+from ..errors import GradcliError, SpecError
+from ..lang.interpret import spec_error
+
+
+class SpecBuilder:
+    """Base of every backend's builder; a subclass gives tensor(), is_tensor(), dtype_name()
+    and to_numpy() for its tensors, and the gradient-control hooks."""
+
+    dtype: np.dtype  # the spec's float dtype
+
+    # ----- the backend's tensors (a subclass's) -----
+    def tensor(self, array: np.ndarray):
+        """A constant tensor holding exactly this array (its dtype kept)."""
+        raise NotImplementedError
+
+    def is_tensor(self, value) -> bool:
+        raise NotImplementedError
+
+    def dtype_name(self, value) -> str:
+        raise NotImplementedError
+
+    def to_numpy(self, value):
+        raise NotImplementedError
+
+    # ----- constants and dtypes, alike everywhere -----
+    def constant(self, value):
+        array = np.asarray(value)
+        if array.dtype.kind in "iuf":  # a literal's numbers take the spec's dtype
+            array = array.astype(self.dtype)
+        return self.tensor(array)
+
+    def is_float(self, value) -> bool:
+        return self.dtype_name(value).startswith("float")
+
+    def to_index(self, value):
+        return np.asarray(self.to_numpy(value)).tolist()
+
+    def as_tensor(self, value):
+        return value if self.is_tensor(value) else self.constant(value)
+
+    def outputs(self, value) -> tuple[tuple, bool]:
+        """(a forward's result as tensors, whether it is one): a tuple from a multi-output op
+        is several; anything else, a list literal or a constant such as `3.0` included, one."""
+        single = not isinstance(value, tuple)
+        return tuple(self.as_tensor(v) for v in ((value,) if single else value)), single
+
+    # ----- functions and registered gradients: the names their expressions see -----
+    @staticmethod
+    def function_forward(spec, args, evaluate) -> tuple[dict, object]:
+        """(the names the function's gradients see: its arguments and its lets, the function's
+        result): the forward as spec.forward says, over those names."""
+        bound = dict(zip(spec.args, args))
+        for name, expr in spec.lets:  # the forward's intermediates, which the gradients see
+            bound[name] = evaluate(expr, bound)
+        return bound, evaluate(spec.forward, bound)
+
+    @staticmethod
+    def function_gradients(spec, bound: dict, dys, evaluate) -> list:
+        """One gradient (or None) per argument: spec.grads over bound, dy and dy0, dy1..."""
+        seen = {**bound, "dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
+        return [None if g is None else evaluate(g, seen) for g in spec.grads]
+
+    @staticmethod
+    def rule_names(attrs: dict, xs, outs, dys) -> dict:
+        """What a registered gradient's expressions see: the op's attributes, its inputs x and
+        x0, x1.., its outputs y and y0.., their upstream gradients dy and dy0.."""
+        names = dict(attrs)
+        names.update({f"x{i}": t for i, t in enumerate(xs)}, x=xs[0], y=outs[0], dy=dys[0])
+        names.update({f"y{i}": t for i, t in enumerate(outs)})
+        names.update({f"dy{i}": d for i, d in enumerate(dys)})
+        return names
+
+    # ----- a backend that builds once: nothing to build again -----
+    def checkpoint(self):
+        return None
+
+    def rebuilding(self, mark):
+        return nullcontext()
+
+    def bind(self, names, value, env):
+        return value
+
+
+@contextmanager
+def gradient_of(expr, what: str):
+    """A gradient build's failure (a backend's or a rule's error) as a SpecError at `expr`,
+    the expression of the output (or loss) it was for: "<what>: <the error>"."""
+    try:
+        yield
+    except SpecError:
+        raise
+    except GradcliError as exc:
+        raise spec_error(expr, f"{what}: {exc}") from None
