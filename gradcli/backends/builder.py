@@ -10,6 +10,7 @@ Every backend (the numpy core, torch, jax, tensorflow) gives the expression inte
   tf.custom_gradient closure sees the forward's), its result as one tensor or a tuple;
 - a function's gradient expressions, evaluated over those names and dy, dy0, dy1...;
 - a registered gradient's names: the op's attributes, x, x0.., y, y0.., dy, dy0..;
+- how many ops each override_map entry matched (the runner warns of those with none);
 - a gradient build's failure as a SpecError at the expression of the output it was for;
 - the defaults of a backend that never builds again (checkpoint, rebuilding, bind).
 
@@ -33,7 +34,17 @@ class SpecBuilder:
     """Base of every backend's builder; a subclass gives tensor(), is_tensor(), dtype_name()
     and to_numpy() for its tensors, and the gradient-control hooks."""
 
-    dtype: np.dtype  # the spec's float dtype
+    def __init__(self, dtype) -> None:
+        self.dtype = np.dtype(dtype)  # the spec's float dtype
+        self.matches: dict[int, int] = {}  # id(override_map entry) -> ops it matched
+
+    # ----- override_map entries: how many ops each matched -----
+    def matched(self, entry, ops: int = 1) -> None:
+        self.matches[id(entry)] = self.matches.get(id(entry), 0) + ops
+
+    def override_matches(self, entries) -> list:
+        """[(entry, ops it matched)] for every entry, summed over the scopes it was in."""
+        return [(e, self.matches.get(id(e), 0)) for e in entries]
 
     # ----- the backend's tensors (a subclass's) -----
     def tensor(self, array: np.ndarray):

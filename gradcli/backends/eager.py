@@ -58,9 +58,9 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
                  record: bool = False, inspect: bool = False, count: bool = False,
                  log=None, vjps: bool = False) -> None:
+        super().__init__(program.dtype)
         self.program, self.kit, self.mode = program, program.kit, mode
         self.true_pass = mode == "true"
-        self.dtype = program.dtype
         self.probes, self.stops, self.feeds = probes or {}, set(stops), feeds or {}
         self.graph = Graph() if record else None
         self.inspect, self.count = inspect, count
@@ -249,7 +249,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             entry = scope.get(key)
             if entry is not None:
                 if self.count:
-                    self.program.matched(entry)
+                    self.matched(entry)
                 return entry.gradient
         return None
 

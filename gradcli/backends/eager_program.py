@@ -33,13 +33,12 @@ class EagerProgram(Program):
         self.dtype = np.dtype(exp.dtype)
         self.register = {name.lower(): spec for name, spec in exp.register.items()}
         self.conventions: list[Convention] = []
-        self._counts = {id(e): 0 for e in exp.override_map}
         self._kept: list = []
         self._edges: list = []  # (op, note text, ids of its inputs) from the inspecting build
         self.leaves = {name: kit.constant(np.array(spec.value)) for name, spec in exp.inputs.items()}
         env, graph, builder = self.run("overridden", self.leaves, record=True, inspect=True,
                                        count=True)
-        self.override_matches = [(e, self._counts[id(e)]) for e in exp.override_map]
+        self.override_matches = builder.override_matches(exp.override_map)
         self.aliases = dict(builder.aliases)
         self._env, self._graph = env, graph
         self.value_names = [n for n in env if n not in exp.inputs and kit.is_tensor(env[n])]
@@ -63,9 +62,6 @@ class EagerProgram(Program):
         graph = builder.graph
         builder.finish()
         return env, graph, builder
-
-    def matched(self, entry) -> None:
-        self._counts[id(entry)] = self._counts.get(id(entry), 0) + 1
 
     def note(self, convention: Convention) -> None:
         if convention not in self.conventions:
@@ -262,13 +258,11 @@ class EagerProgram(Program):
         env, _, _ = self.run("true", self._fed(feed))
         return _plain(np.asarray(self.kit.numpy(env[output])))
 
-    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
-        exp, leaves = self.experiment, self._fed(feed)
-        grads = []
-        for kind in ("overridden", "true"):
-            rows = self.differentiate(kind, [output], [wrt], exp.stop_gradients, leaves, exp.grad_ys)
-            grads.append(self._finish(kind, output, wrt, *rows[output][1][wrt]))
-        return tuple(grads)
+    def gradient_at(self, kind: str, feed: dict, output: str, wrt: str):
+        exp = self.experiment
+        rows = self.differentiate(kind, [output], [wrt], exp.stop_gradients, self._fed(feed),
+                                  exp.grad_ys)
+        return self._finish(kind, output, wrt, *rows[output][1][wrt])
 
     def _fed(self, feed: dict) -> dict:
         """The leaves with some inputs replaced (an eager framework builds again from them)."""

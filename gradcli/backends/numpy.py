@@ -26,8 +26,7 @@ class _Builder(SpecBuilder):
     one graph. Built once: nothing is built again."""
 
     def __init__(self, dtype: str) -> None:
-        self.dtype = np.dtype(dtype)
-        self.scopes: list[tuple[list, gc.gradient_override_map]] = []
+        super().__init__(dtype)
         self.ops = {name: getattr(gc, name) for name in OPS if hasattr(gc, name)}
         self.ops.update(
             getitem=gc.getitem,
@@ -53,9 +52,10 @@ class _Builder(SpecBuilder):
     @contextmanager
     def override_scope(self, entries):
         scope = gc.gradient_override_map({e.op: e.gradient for e in entries}, warn_unused=False)
-        self.scopes.append((entries, scope))
         with scope:
             yield
+        for entry in entries:  # the core noted each op it claimed for the scope
+            self.matched(entry, len(scope.matches.get(entry.op, [])))
 
     def call_function(self, spec, args, evaluate):
         def forward(*xs):
@@ -104,7 +104,7 @@ class NumpyProgram(Program):
         # training gradients): their random draws (a gradient expression may draw) continue
         # this stream, as if each were built right after the forward, in the order asked.
         self._draws = _stream()
-        self.override_matches = _matches_per_entry(builder.scopes)
+        self.override_matches = builder.override_matches(exp.override_map)
         check_grad_ys(exp, {out.name: self.env[out.name].shape for out in exp.outputs})
         if exp.train is not None:
             note_loss_shape(self, self.env[exp.train.loss].shape)
@@ -208,10 +208,12 @@ class NumpyProgram(Program):
         with self._fed(feed):
             return gc.evaluate([self.env[output]])[0]
 
-    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
-        grads = [self.gradient_set(kind)[output][wrt] for kind in ("overridden", "true")]
+    def gradient_at(self, kind: str, feed: dict, output: str, wrt: str):
+        g = self.gradient_set(kind)[output][wrt]
+        if g is None:
+            return None
         with self._fed(feed):
-            return tuple(None if g is None else gc.evaluate([g])[0] for g in grads)
+            return gc.evaluate([g])[0]
 
     @contextmanager
     def _fed(self, feed: dict):
@@ -248,15 +250,6 @@ def _locate(experiment, phase: str, labels: list, tensors: list, step=None) -> l
             found.append(birth(experiment, phase, label, hit.value, hit.born, hit.op.type,
                                hit.origin, leaf, step))
     return found
-
-
-def _matches_per_entry(scopes) -> list:
-    """(entry, ops matched) once per entry, summed over the scopes it was entered in."""
-    counts: dict = {}
-    for entries, scope in scopes:
-        for entry in entries:
-            counts[entry] = counts.get(entry, 0) + len(scope.matches.get(entry.op, []))
-    return list(counts.items())
 
 
 def build(experiment) -> NumpyProgram:

@@ -195,6 +195,11 @@ class Program:
 
     def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
         """(overridden, true) gradient of output with respect to input wrt, replayed at feed."""
+        return tuple(self.gradient_at(kind, feed, output, wrt) for kind in ("overridden", "true"))
+
+    def gradient_at(self, kind: str, feed: dict, output: str, wrt: str):
+        """Strategy: one gradient of one set at feed (a replay of the set's build, or a build
+        from the fed inputs)."""
         raise NotImplementedError
 
     def locate_nonfinite(self, phase: str, tensors: list) -> list[Nonfinite]:
