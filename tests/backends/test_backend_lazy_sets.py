@@ -154,3 +154,22 @@ def test_the_backend_reports_its_directional_seed_and_the_runner_projects_with_i
     expected = np.max(np.abs(numeric["y"]["a"] - reported))
     assert summary.numeric_max_abs_diff == pytest.approx(expected, rel=1e-9)
     assert summary.numeric_max_abs_diff > 1e-3  # not the projection with the spec's seed
+
+
+def test_every_backend_builds_a_set_when_asked_and_reports_its_seed(backend):
+    spec = ("seed: 2\ninputs:\n  a: {uniform: [-1, 1], shape: [12]}\n  b: [1.0, -2.0]\n"
+            "outputs:\n  y: sum(a * a * b[0]) + sum(b * b * b)\n")
+    exp = load_spec_text(spec)
+    program = backends.build(exp, backend)
+    assert program.gradient_builds == {}
+    a, b = exp.inputs["a"].value, np.array([1.0, -2.0])
+    true = program.gradients("true")["y"]
+    assert program.gradient_builds == {"true": 1}
+    np.testing.assert_allclose(true["a"], 2 * a * b[0])
+    np.testing.assert_allclose(true["b"], [3.0 + np.sum(a * a), 12.0])
+    numeric = program.numeric(4, 6)  # a: 12 elements, directional; b: full
+    assert program.numeric_kinds == {"y": {"a": "directional", "b": "full"}}
+    assert program.numeric_seeds == {"y": {"a": 2, "b": None}}
+    np.testing.assert_allclose(numeric["y"]["a"], _projection(2 * a * b[0], 6, 2), rtol=1e-6,
+                               atol=1e-8)
+    assert program.gradient_builds == {"true": 1}
