@@ -31,8 +31,8 @@ from ..lang.interpret import spec_error
 
 
 class SpecBuilder:
-    """Base of every backend's builder; a subclass gives tensor(), is_tensor(), dtype_name()
-    and to_numpy() for its tensors, and the gradient-control hooks."""
+    """Base of every backend's builder; a subclass gives tensor(), is_tensor(), dtype_name(),
+    shape() and to_numpy() for its tensors, and the gradient-control hooks."""
 
     def __init__(self, dtype) -> None:
         self.dtype = np.dtype(dtype)  # the spec's float dtype
@@ -55,6 +55,9 @@ class SpecBuilder:
         raise NotImplementedError
 
     def dtype_name(self, value) -> str:
+        raise NotImplementedError
+
+    def shape(self, value) -> tuple:
         raise NotImplementedError
 
     def to_numpy(self, value):

@@ -103,6 +103,9 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
     def dtype_name(self, value) -> str:
         return self.kit.dtype_name(value)
 
+    def shape(self, value) -> tuple:
+        return self.kit.shape(value)
+
     def to_numpy(self, value):
         return self.kit.numpy(value)
 

@@ -16,7 +16,7 @@ from ..fd import estimate
 from ..lang.interpret import Interpreter, spec_error
 from .builder import gradient_of
 from .eager import EagerBuilder
-from .program import Convention, Program, note_loss_shape
+from .program import Convention, Program
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "
                 "or reordered formulas), so results a few float32 ulps (relative ~1e-6) away from "
@@ -38,10 +38,8 @@ class EagerProgram(Program):
         self.leaves = {name: kit.constant(np.array(spec.value)) for name, spec in exp.inputs.items()}
         env, graph, builder = self.run("overridden", self.leaves, record=True, inspect=True,
                                        count=True)
-        self.override_matches = builder.override_matches(exp.override_map)
         self.aliases = dict(builder.aliases)
         self._env, self._graph = env, graph
-        self.value_names = [n for n in env if n not in exp.inputs and kit.is_tensor(env[n])]
         self._base = {n: np.asarray(kit.numpy(v)) for n, v in env.items() if kit.is_tensor(v)}
         self._kept.clear()  # literal constants, held only while the inspecting build ran
         self._note_edges(env, graph)
@@ -49,8 +47,7 @@ class EagerProgram(Program):
             self.note(Convention("float32", FLOAT32_NOTE.format(label=kit.label)))
         for topic, text in kit.static_conventions(exp):
             self.note(Convention(topic, text))
-        if exp.train is not None and exp.train.loss in self._base:
-            note_loss_shape(self, self._base[exp.train.loss].shape)
+        self.first_build(env, builder)
 
     # ----- building -----
     def run(self, mode: str, leaves: dict, **options):

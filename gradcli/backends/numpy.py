@@ -11,7 +11,7 @@ from ..opset import OPS
 from . import core_grad
 from .builder import SpecBuilder, gradient_of
 from .numpy_train import train_gradients
-from .program import Program, birth, check_grad_ys, note_loss_shape
+from .program import Program, birth, check_grad_ys
 
 NAME = "numpy"
 
@@ -45,6 +45,9 @@ class _Builder(SpecBuilder):
 
     def dtype_name(self, value) -> str:
         return str(value.dtype)
+
+    def shape(self, value) -> tuple:
+        return value.shape
 
     def to_numpy(self, value):
         return value.numpy()
@@ -104,12 +107,7 @@ class NumpyProgram(Program):
         # training gradients): their random draws (a gradient expression may draw) continue
         # this stream, as if each were built right after the forward, in the order asked.
         self._draws = _stream()
-        self.override_matches = builder.override_matches(exp.override_map)
-        check_grad_ys(exp, {out.name: self.env[out.name].shape for out in exp.outputs})
-        if exp.train is not None:
-            note_loss_shape(self, self.env[exp.train.loss].shape)
-        self.value_names = [n for n in self.env if n not in exp.inputs
-                            and isinstance(self.env[n], gc.Tensor)]
+        self.first_build(self.env, builder)
 
     @contextmanager
     def _registered_gradients(self):
@@ -145,6 +143,7 @@ class NumpyProgram(Program):
 
     def _gradient_graph(self, kind: str) -> dict:
         exp, env = self.experiment, self.env
+        check_grad_ys(exp, {out.name: env[out.name].shape for out in exp.outputs})
         differentiate = gc.gradients if kind == "overridden" else gc.true_gradients
         xs = [env[n] for n in exp.wrt]
         stops = [env[n] for n in exp.stop_gradients]

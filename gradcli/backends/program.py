@@ -56,8 +56,8 @@ def check_grad_ys(experiment, shapes: dict) -> None:
     gradient of tf.gradients, one per y).
 
     The one check of that rule: the runner applies it to every backend before it asks for
-    gradients, and the numpy core (which differentiates while it builds) as soon as it knows
-    the shapes, so every backend refuses the same specs with the same words, whether or not a
+    gradients, and the numpy core before it builds a gradient set (a curve asks without the
+    runner), so every backend refuses the same specs with the same words, whether or not a
     path reaches the output.
     """
     for out, given in experiment.grad_ys.items():
@@ -127,6 +127,17 @@ class Program:
         for only in values (input values of the same shapes, seed, train hyper-parameters and
         steps: see sweep/replay.py): True when this backend can, and then it has taken them."""
         return False
+
+    def first_build(self, env: dict, builder) -> None:
+        """What the spec's first build tells on every backend: how many ops each override_map
+        entry matched, which lets and outputs hold tensors (values() gives those), and that a
+        non-scalar training loss is trained on its sum."""
+        exp = self.experiment
+        self.override_matches = builder.override_matches(exp.override_map)
+        self.value_names = [n for n in env if n not in exp.inputs and builder.is_tensor(env[n])]
+        loss = env.get(exp.train.loss) if exp.train is not None else None
+        if loss is not None and builder.is_tensor(loss):
+            note_loss_shape(self, builder.shape(loss))
 
     def values(self) -> dict:
         """Every let and output by name."""
