@@ -46,6 +46,7 @@ class NumpyTrainee:
         data = exp.data
         self.data_names = () if data is None else (data.features, data.labels)
         base = _Graph(program.env, {n: program.leaves[n] for n in self.data_names})
+        base.grads = program.gradient_set("train")  # built when training is first asked, kept
         self.graphs = {_shapes(base.data): base}
         self.graph = base
         self.rule = rule_for(self.spec.optimizer, self.spec.hyper)
@@ -83,9 +84,7 @@ class NumpyTrainee:
 
     def _grads(self) -> list:
         graph = self.graph
-        if graph.grads is None and graph.env is self.program.env:
-            graph.grads = self.program.gradient_set("train")  # built when first asked, kept
-        elif graph.grads is None:
+        if graph.grads is None:
             with self.program._registered_gradients():
                 graph.grads = train_gradients(self.program, graph.env)
         return graph.grads
