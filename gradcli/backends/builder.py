@@ -1,24 +1,38 @@
-"""The interpreter's builder, the part that is one thing on every backend.
+"""The interpreter's builder: the part that is one thing on every backend.
 
 Every backend (the numpy core, torch, jax, tensorflow) gives the expression interpreter
-(lang/interpret.py) the same Builder. What they do alike is written here once:
+(lang/interpret.py) the same Builder; the runner asks every backend's Program the same
+questions (program.py: the flow). Read side by side, the core's builder (numpy.py) and the
+eager one (eager.py) do these alike, so they are written here once:
 
 - constants: a literal's numbers take the spec's float dtype (booleans stay booleans);
-  the dtype helpers (is_float, to_index) read the backend's dtype_name / to_numpy;
+  the dtype helpers (is_float, to_index, as_tensor) read the backend's own dtype_name,
+  to_numpy and tensor;
 - a function's forward: its arguments bound to its parameter names, its `let:` evaluated
   in order over them (the intermediates its gradient expressions see, as a
-  tf.custom_gradient closure sees the forward's), its result as one tensor or a tuple;
+  tf.custom_gradient closure sees the forward's), its result one tensor or a tuple;
 - a function's gradient expressions, evaluated over those names and dy, dy0, dy1...;
 - a registered gradient's names: the op's attributes, x, x0.., y, y0.., dy, dy0..;
 - how many ops each override_map entry matched (the runner warns of those with none);
 - a gradient build's failure as a SpecError at the expression of the output it was for;
 - the defaults of a backend that never builds again (checkpoint, rebuilding, bind).
 
-What differs is each backend's nature, not a second copy of the same facts: the core
-(numpy.py) records an override on the op it builds (its registry's override scope) and
-keeps one graph for both gradient sets, so its builder builds once and its Program replays;
-an eager framework (eager.py) wraps each overridden op in its custom-gradient op and builds
-again per answer, in "overridden" or "true" mode, recording connectivity as it goes.
+What stays apart is each backend's nature, not a second copy of the same facts:
+- where an override lives: the core records it on the op as the op is built (its
+  registry's override scope) and keeps one graph for both gradient sets, with the true
+  rules beside the overriding ones; an eager framework has no graph to annotate, so each
+  overridden op runs inside its custom-gradient op, and "true" is a second build;
+- functions and grad_pass_through: the core's custom_gradient and grad_pass_through ops;
+  on a kit, its custom-gradient op, with the lets passed in as residuals (jax's
+  custom_vjp must not close over traced values);
+- grad(y, x): the core adds the gradient's ops to the graph (y already is a function of
+  x); a framework must build y again from its own handle on x (checkpoint, rebuilding);
+- bind: the eager builds feed lets, probe them with -0.0 and stop them as they are bound
+  (the core does that on its graph: feeds and stop_gradients of the gradient call);
+- origin: the core stamps each op with its place; an eager build remembers the place
+  for the checked build that locates a non-finite value;
+- an op's arguments: the core's op builders take them as they are; a kit's raw ops need
+  them bound and normalized first (eager_args.py).
 """
 from __future__ import annotations
 

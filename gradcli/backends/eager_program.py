@@ -1,4 +1,5 @@
-"""An experiment on an eager framework: every answer comes from building the forward again.
+"""An experiment on an eager framework: every answer comes from building the forward again
+(its strategy behind the Program flow of program.py; the numpy core's is a replay).
 
 Values come from one build; each kind of gradient from one build under the
 framework's vector-Jacobian product; numeric gradients from one build per

@@ -1,4 +1,12 @@
-"""The numpy backend: a spec built once on gradcli's bundled core, then replayed."""
+"""The numpy backend: a spec built once on gradcli's bundled core, then replayed.
+
+One more backend behind the Program flow (program.py) and the shared builder (builder.py);
+its strategy is the core's nature: the forward is one symbolic graph, built once; each
+gradient set (overridden, true, training's) is a gradient graph added to it when first
+asked (gradient_set: a spec that needs only some builds only those), and every answer,
+values, gradients, finite differences, curves, training steps and sweeps (rebind), replays
+those graphs (gc.evaluate, gc.function) instead of building again.
+"""
 from __future__ import annotations
 
 from contextlib import contextmanager

@@ -1,4 +1,6 @@
-"""What every backend's built experiment offers the runner, in plain numpy."""
+"""What every backend's built experiment offers the runner, in plain numpy: the Program flow
+(which gradient set is built when, the numeric loop and what it reports: kinds and seeds),
+and the records a run returns."""
 from __future__ import annotations
 
 import numpy as np
