@@ -12,7 +12,6 @@ eager one (eager.py) do these alike, so they are written here once:
   in order over them (the intermediates its gradient expressions see, as a
   tf.custom_gradient closure sees the forward's), its result one tensor or a tuple;
 - a function's gradient expressions, evaluated over those names and dy, dy0, dy1...;
-- a registered gradient's names: the op's attributes, x, x0.., y, y0.., dy, dy0..;
 - how many ops each override_map entry matched (the runner warns of those with none);
 - a gradient build's failure as a SpecError at the expression of the output it was for;
 - the defaults of a backend that never builds again (checkpoint, rebuilding, bind).
@@ -99,7 +98,7 @@ class SpecBuilder:
         single = not isinstance(value, tuple)
         return tuple(self.as_tensor(v) for v in ((value,) if single else value)), single
 
-    # ----- functions and registered gradients: the names their expressions see -----
+    # ----- functions: the names their expressions see (a registered gradient's: lang) -----
     @staticmethod
     def function_forward(spec, args, evaluate) -> tuple[dict, object]:
         """(the names the function's gradients see: its arguments and its lets, the function's
@@ -114,16 +113,6 @@ class SpecBuilder:
         """One gradient (or None) per argument: spec.grads over bound, dy and dy0, dy1..."""
         seen = {**bound, "dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
         return [None if g is None else evaluate(g, seen) for g in spec.grads]
-
-    @staticmethod
-    def rule_names(attrs: dict, xs, outs, dys) -> dict:
-        """What a registered gradient's expressions see: the op's attributes, its inputs x and
-        x0, x1.., its outputs y and y0.., their upstream gradients dy and dy0.."""
-        names = dict(attrs)
-        names.update({f"x{i}": t for i, t in enumerate(xs)}, x=xs[0], y=outs[0], dy=dys[0])
-        names.update({f"y{i}": t for i, t in enumerate(outs)})
-        names.update({f"dy{i}": d for i, d in enumerate(dys)})
-        return names
 
     # ----- a backend that builds once: nothing to build again -----
     def checkpoint(self):

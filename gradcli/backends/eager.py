@@ -266,7 +266,10 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
                        else [i < len(grads) and grads[i] is not None for i in range(n)])
 
             def backward(xs, outs, dys):
-                names = self.rule_names(attrs, xs, outs, dys)
+                names = dict(attrs)
+                names.update({f"x{i}": t for i, t in enumerate(xs)}, x=xs[0], y=outs[0], dy=dys[0])
+                names.update({f"y{i}": t for i, t in enumerate(outs)})
+                names.update({f"dy{i}": d for i, d in enumerate(dys)})
                 got = [None if g is None else self.interpreter.evaluate(g, names) for g in grads]
                 if len(got) == 1:
                     if got[0] is None:
