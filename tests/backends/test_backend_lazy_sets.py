@@ -173,3 +173,31 @@ def test_every_backend_builds_a_set_when_asked_and_reports_its_seed(backend):
     np.testing.assert_allclose(numeric["y"]["a"], _projection(2 * a * b[0], 6, 2), rtol=1e-6,
                                atol=1e-8)
     assert program.gradient_builds == {"true": 1}
+
+
+COUNTED = """
+inputs:
+  x: [0.5, -2.0]
+register:
+  Twice: 2 * dy
+let:
+  p: sign(x) * x
+  q: sign(x) + sign(x * x)
+override_map:
+  - {op: sign, gradient: Twice}
+  - {op: floor, gradient: Twice}
+  - {op: mul, gradient: identity, scope: [q]}
+outputs:
+  y: sum(p + q)
+"""
+
+
+def test_every_builder_counts_the_ops_each_override_entry_matched(backend):
+    program = backends.build(load_spec_text(COUNTED), backend)
+    # sign: three ops (global scope); floor: none; mul: only q's one (p's is outside its scope)
+    assert [(e.op, n) for e, n in program.override_matches] == [("sign", 3), ("floor", 0),
+                                                                ("mul", 1)]
+    x = np.array([0.5, -2.0])
+    # p = sign(x) * x: mul's own rule gives sign(x) + x * (2 * 1); q: 2 + 2 * (identity: 1)
+    expected = np.sign(x) + 2 * x + 2 + 2
+    np.testing.assert_allclose(program.gradients("overridden")["y"]["x"], expected)
