@@ -4,16 +4,19 @@ Exit codes: 0 success; 1 an expect block or a comparison not met; 2 a bad
 spec, bad arguments, a missing backend or output that cannot be written;
 130 interrupted (Ctrl-C); 141 stdout's reader went away. With several
 specs every one runs, and the exit code is the worst of theirs.
+
+Start-up: at module level only click and gradcli's light modules are imported. Each command
+imports what it uses (numpy, rich, yaml, the spec model, the runner) in its body, so
+`gradcli --help` loads none of them (tests/cli/test_cli_imports.py keeps it so).
 """
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.text import Text
 
-from . import __version__, comparison, render, runner
+from . import __version__
 from . import output as outputs
 from .cli_common import (
     Failure,
@@ -34,6 +37,9 @@ from .cli_common import (
 from .cli_figures import plot, report
 from .cli_sweep import sweep
 from .errors import GradcliError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("table", "json", "markdown", "csv")
 
@@ -77,6 +83,10 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     Every spec runs even when another fails. Exit 2 when a spec is bad or its
     backend missing, else 1 when an expect block is not met, else 0.
     """
+    from rich.text import Text
+
+    from . import render, runner
+
     if quiet and fmt == "table" and output is not None:
         raise GradcliError("--quiet prints one line per spec on stderr instead of the tables, so "
                            "--output would get nothing: drop one of them (or use --format json)")
@@ -106,6 +116,8 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
 
 
 def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool) -> None:
+    from . import render
+
     if isinstance(outcome, Failure):
         if to_file:  # stderr has it already; the file should not look complete without it
             out.print(error_line(outcome.message))
@@ -119,6 +131,10 @@ def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool)
 
 def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | None:
     """The whole output of a run in a tool format, or the tables rendered for --output."""
+    from . import render
+
+    if fmt == "table":
+        return None if tables_file is None else tables_file.file.getvalue()
     if fmt == "json":
         return render.json_text([render.error_doc(o.path, o.message, o.exit_code)
                                  if isinstance(o, Failure) else o for o in outcomes]) + "\n"
@@ -130,7 +146,7 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
     if fmt == "csv":
         return formats.to_csv([render.error_doc(o.path, o.message, o.exit_code)
                                if isinstance(o, Failure) else o for o in outcomes])
-    return None if tables_file is None else tables_file.file.getvalue()
+    return None
 
 
 @cli.command()
@@ -153,6 +169,8 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
     reference; with it, each SPEC across the backends, and every SPEC must agree.
     A run that does not train shows "not trained" and does not fail training.
     """
+    from . import comparison, runner
+
     out, err = consoles()
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
@@ -204,6 +222,8 @@ def _require_all(outcomes: list, names: list) -> None:
 @reports_errors
 def check(specs, overrides, strict) -> None:
     """Load, validate and lint each SPEC without running it (every SPEC, even after a bad one)."""
+    from rich.text import Text
+
     out, err = consoles()
     codes = []
     for path in specs:
@@ -231,6 +251,7 @@ def check_one(path, overrides, strict: bool, err):
 def list_(what) -> None:
     """List the expression language's ops, the built-in named gradients, or the backends."""
     from rich.table import Table
+    from rich.text import Text
 
     from . import backends
     from .ops import BUILTIN_GRADIENTS, LANGUAGE_FORMS, OPS

@@ -1,0 +1,103 @@
+"""Start-up: each command imports only what it uses (issue 14, "the cold path").
+
+Each case runs the command in a fresh interpreter and lists the heavy packages it left in
+sys.modules, so an eager import added back at module level fails here, without timing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = "experiments/ste_sign_quantize_grad.yaml"
+HEAVY = ("numpy", "rich", "yaml", "torch", "jax", "tensorflow", "matplotlib", "dask")
+
+PROBE = """
+import json, sys
+sys.argv = ["gradcli", *sys.argv[1:]]
+from gradcli.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
+ours = sorted(m for m in sys.modules if m.startswith("gradcli."))
+sys.stderr.write("\\nPROBE " + json.dumps({"code": code, "heavy": heavy, "ours": ours}) + "\\n")
+""" % (HEAVY,)
+
+
+def probe(*args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    line = proc.stderr.rsplit("\nPROBE ", 1)[-1]
+    found = json.loads(line)
+    found["stdout"] = proc.stdout
+    return found
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["list", "--help"]])
+def test_help_imports_no_heavy_package(args):
+    found = probe(*args)
+    assert found["code"] == 0
+    assert "Usage:" in found["stdout"] or "gradcli" in found["stdout"]
+    assert found["heavy"] == []  # not even numpy: help needs click alone
+    # nor the core, the spec model or the runner
+    assert not [m for m in found["ours"] if m.split(".")[1] in {"core", "spec", "runner", "render",
+                                                                   "backends", "ops", "lang"}]
+
+
+def test_schema_needs_no_rich():
+    found = probe("schema")
+    assert found["code"] == 0
+    assert json.loads(found["stdout"])["type"] == "object"
+    assert "rich" not in found["heavy"]
+    assert "gradcli.core" not in found["ours"] and "gradcli.runner" not in found["ours"]
+
+
+def test_check_does_not_build_or_run():
+    found = probe("check", DEMO)
+    assert found["code"] == 0
+    assert found["stdout"].startswith(f"ok {DEMO} (")
+    assert not {"torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
+    assert not {"gradcli.core", "gradcli.runner", "gradcli.backends"} & set(found["ours"])
+
+
+def test_list_ops_and_gradients_import_neither_core_nor_spec():
+    for what in ("ops", "gradients"):
+        found = probe("list", what)
+        assert found["code"] == 0
+        assert "yaml" not in found["heavy"]
+        assert not {"gradcli.core", "gradcli.spec", "gradcli.runner"} & set(found["ours"])
+
+
+def test_run_imports_no_framework_and_no_other_command():
+    found = probe("run", DEMO)
+    assert found["code"] == 0
+    assert not {"torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
+    # compare's, plot's and sweep's machinery is not the demo's
+    assert not {"gradcli.comparison", "gradcli.plot", "gradcli.sweep", "gradcli.curve",
+                "gradcli.render_compare", "gradcli.render_sweep"} & set(found["ours"])
+
+
+def test_library_import_is_lazy_and_complete():
+    """`import gradcli` alone loads no numpy; every public name of the core is still there."""
+    code = ("import sys, gradcli as gc\n"
+            "before = 'numpy' in sys.modules\n"
+            "import gradcli.core as core\n"
+            "missing = [n for n in core.__all__ if getattr(gc, n) is not getattr(core, n)]\n"
+            "ns = {}\n"
+            "exec('from gradcli import *', ns)\n"
+            "star = sorted(set(core.__all__) - set(ns))\n"
+            "x = gc.constant(3.0)\n"
+            "g, = gc.gradients(gc.mul(x, x), [x])\n"
+            "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+    assert out == ["False", "[]", "[]", "6.0", "True"]
