@@ -7,7 +7,6 @@ grid, flag or DIR, 130 on Ctrl-C (finished runs stay; the same command resumes).
 """
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
@@ -211,6 +210,8 @@ def _dask_client(scheduler: str | None, jobs: int):
             return Client(scheduler, timeout=os.environ.get(TIMEOUT_VARIABLE, "10s")), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise GradcliError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    import logging  # dask imports it anyway; the rest of the CLI need not
+
     cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                            dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster), cluster
