@@ -32,6 +32,7 @@ from .cli_common import (
     progress,
     reports_errors,
     spec_paths,
+    stderr_console,
     worst,
 )
 from .cli_figures import plot, report
@@ -222,17 +223,29 @@ def _require_all(outcomes: list, names: list) -> None:
 @reports_errors
 def check(specs, overrides, strict) -> None:
     """Load, validate and lint each SPEC without running it (every SPEC, even after a bad one)."""
-    from rich.text import Text
-
-    out, err = consoles()
+    err = stderr_console()
     codes = []
     for path in specs:
         exp = attempt(path, lambda path=path: check_one(path, overrides, strict, err), err)
         if isinstance(exp, Failure):
             codes.append(exp.exit_code)
         else:
-            out.print(Text.assemble(("ok ", "green"), printable(f"{exp.path} ({exp.name})")))
+            _ok_line(printable(f"{exp.path} ({exp.name})"))
     raise SystemExit(worst(codes))
+
+
+def _ok_line(shown: str) -> None:
+    """"ok SPEC (name)" in green; off a terminal plain text, as rich prints it, without rich."""
+    from .cli_common import UNBOUNDED_WIDTH
+    from .render_plain import plain_line, plain_ok
+
+    line = "ok " + shown
+    if plain_ok(outputs.Stdout()) and plain_line(line, UNBOUNDED_WIDTH):
+        outputs.write_stdout(line + "\n")
+        return
+    from rich.text import Text
+
+    consoles()[0].print(Text.assemble(("ok ", "green"), shown))
 
 
 def check_one(path, overrides, strict: bool, err):
@@ -250,33 +263,44 @@ def check_one(path, overrides, strict: bool, err):
 @reports_errors
 def list_(what) -> None:
     """List the expression language's ops, the built-in named gradients, or the backends."""
+    from .cli_common import UNBOUNDED_WIDTH
+    from .render_plain import plain_ok, table_text
+
+    headers, rows = _list_rows(what)
+    text = table_text(headers, rows, UNBOUNDED_WIDTH) if plain_ok(outputs.Stdout()) else None
+    if text is not None:  # what rich would print, without importing it (start-up time)
+        outputs.write_stdout(text)
+        return
     from rich.table import Table
     from rich.text import Text
 
-    from . import backends
-    from .ops import BUILTIN_GRADIENTS, LANGUAGE_FORMS, OPS
     out, _ = consoles()
     table = Table(show_header=True)
-    if what == "ops":
-        table.add_column("op")
-        table.add_column("what it does")
-        for spec in OPS.values():
-            table.add_row(Text(spec.signature), Text(spec.doc))  # Text: "[lo, hi]" is not markup
-        for form, doc in LANGUAGE_FORMS.items():
-            table.add_row(Text(form), Text(doc))
-    elif what == "gradients":
-        table.add_column("gradient")
-        table.add_column("backward pass")
-        for name, doc in BUILTIN_GRADIENTS.items():
-            table.add_row(Text(name), Text(doc))
-    else:
-        table.add_column("backend")
-        table.add_column("available")
-        table.add_column("version / how to install")
-        for name in backends.NAMES:
-            ok, detail = backends.availability(name)
-            table.add_row(Text(name), "yes" if ok else "no", Text(detail))
+    for header in headers:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))  # Text: "[lo, hi]" is not markup
     out.print(table)
+
+
+def _list_rows(what: str) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of `gradcli list WHAT`."""
+    if what == "ops":
+        from .ops import LANGUAGE_FORMS, OPS
+
+        return (["op", "what it does"], [[spec.signature, spec.doc] for spec in OPS.values()]
+                + [[form, doc] for form, doc in LANGUAGE_FORMS.items()])
+    if what == "gradients":
+        from .ops import BUILTIN_GRADIENTS
+
+        return ["gradient", "backward pass"], [[name, doc] for name, doc in BUILTIN_GRADIENTS.items()]
+    from . import backends
+
+    rows = []
+    for name in backends.NAMES:
+        ok, detail = backends.availability(name)
+        rows.append([name, "yes" if ok else "no", detail])
+    return ["backend", "available", "version / how to install"], rows
 
 
 @cli.command()

@@ -45,6 +45,24 @@ def consoles(quiet: bool = False) -> tuple[Console, Console]:
             Console(stderr=True, no_color=no_color, highlight=False, width=_width(sys.stderr)))
 
 
+class _LazyConsole:
+    """The stderr console, made on first use: a command that has nothing to report (most
+    `gradcli check` runs) does not import rich for it."""
+
+    def __init__(self) -> None:
+        self._console = None
+
+    def __getattr__(self, name):
+        if self._console is None:
+            self._console = consoles()[1]
+        return getattr(self._console, name)
+
+
+def stderr_console() -> Console:
+    """consoles()[1], made when first printed to (only for code that uses .print/.is_terminal)."""
+    return _LazyConsole()  # type: ignore[return-value]
+
+
 def file_console() -> Console:
     """A console that renders the tables as plain text (no ANSI codes) for --output."""
     import io

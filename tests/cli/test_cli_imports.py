@@ -64,7 +64,7 @@ def test_check_does_not_build_or_run():
     found = probe("check", DEMO)
     assert found["code"] == 0
     assert found["stdout"].startswith(f"ok {DEMO} (")
-    assert not {"torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
+    assert not {"rich", "torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
     assert not {"gradcli.core", "gradcli.runner", "gradcli.backends"} & set(found["ours"])
 
 
@@ -72,7 +72,7 @@ def test_list_ops_and_gradients_import_neither_core_nor_spec():
     for what in ("ops", "gradients"):
         found = probe("list", what)
         assert found["code"] == 0
-        assert "yaml" not in found["heavy"]
+        assert "yaml" not in found["heavy"] and "rich" not in found["heavy"]
         assert not {"gradcli.core", "gradcli.spec", "gradcli.runner"} & set(found["ours"])
 
 
@@ -101,3 +101,71 @@ def test_library_import_is_lazy_and_complete():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
     assert out == ["False", "[]", "[]", "6.0", "True"]
+
+
+def _rich_table(headers, rows, width=240) -> str:
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    file = io.StringIO()
+    table = Table(show_header=True)
+    for header in headers:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    Console(file=file, width=width, highlight=False).print(table)
+    return file.getvalue()
+
+
+@pytest.mark.parametrize("what", ["ops", "gradients", "backends"])
+def test_plain_list_is_what_rich_prints(what):
+    """The table drawn without rich is rich's, byte for byte (the output is a contract)."""
+    from gradcli.cli import _list_rows
+    from gradcli.render_plain import table_text
+
+    headers, rows = _list_rows(what)
+    text = table_text(headers, rows, 240)
+    assert text is not None  # the fast path is taken for every subject today
+    assert text == _rich_table(headers, rows)
+
+
+def test_plain_table_gives_way_to_rich_when_rich_would_wrap_or_measure():
+    from gradcli.render_plain import table_text
+
+    for doc_width in range(220, 240):  # around the width where rich starts wrapping
+        rows = [["a", "x" * doc_width], ["bb", "y"]]
+        text = table_text(["h", "doc"], rows, 240)
+        assert text is None or text == _rich_table(["h", "doc"], rows)
+    assert table_text(["h", "doc"], [["a", "x" * 240]], 240) is None
+    assert table_text(["h"], [["wide 漢字"]], 240) is None  # two cells a character: rich measures
+    assert table_text(["h"], [["tab\there"]], 240) is None
+    assert table_text(["h"], [], 240) is None
+
+
+def test_list_on_a_forced_colour_terminal_is_still_rich():
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FORCE_COLOR": "1"}
+    out = subprocess.run([sys.executable, "-m", "gradcli", "list", "gradients"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "\x1b[1m" in out and "identity" in out  # bold headers: rich drew it
+    found = probe("list", "gradients")
+    assert "rich" not in found["heavy"] and "\x1b[" not in found["stdout"]
+
+
+def test_plain_ok_line_is_what_rich_prints():
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from gradcli.render_plain import plain_line
+
+    for line in ["ok experiments/a.yaml (a)", "ok " + "d/" * 117 + "x (y)", "ok a  b (c)",
+                 "ok " + "p" * 236, "ok " + "p" * 237, "ok x (é)", "ok x (y) "]:
+        file = io.StringIO()
+        Console(file=file, width=240, highlight=False).print(Text.assemble(("ok ", "green"), line[3:]))
+        if plain_line(line, 240):
+            assert file.getvalue() == line + "\n"
+    assert not plain_line("ok " + "p" * 237, 240) and not plain_line("ok x (y) ", 240)
