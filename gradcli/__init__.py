@@ -8,28 +8,35 @@ the command line imports this package too, and `gradcli --help` needs none of it
 """
 from __future__ import annotations
 
-import importlib
 import importlib.util
+import sys
 
 __version__ = "0.1.0"
 
 
 def _core():
     """Import the core and bind its public names here, as `from .core import *` would."""
-    core = importlib.import_module(f"{__name__}.core")  # not `from . import`: that asks __getattr__
+    core = _submodule("core")
     for name in core.__all__:
         globals().setdefault(name, getattr(core, name))  # a submodule bound meanwhile wins, as before
     globals()["__all__"] = core.__all__
     return core
 
 
+def _submodule(name: str):
+    # __import__, not `from . import` (which would ask __getattr__ again) nor
+    # importlib.import_module (which `python -X importtime` does not report)
+    __import__(f"{__name__}.{name}")
+    return sys.modules[f"{__name__}.{name}"]
+
+
 def __getattr__(name: str):
     if name.startswith("__") and name != "__all__":  # __wrapped__, __file__ probes...: not ours
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # A submodule (`from . import runner`, gradcli.ops): imported as Python would, without the core.
-    # No submodule shares a name with the core's public names (tests/test_lazy_imports.py).
+    # No submodule shares a name with the core's public names (tests/cli/test_cli_imports.py).
     if name != "__all__" and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _submodule(name)
     core = _core()
     if name == "__all__":
         return core.__all__

@@ -6,7 +6,7 @@ schema` reads spec/schema.py and spec/sections.py without the loader (or PyYAML)
 """
 from __future__ import annotations
 
-import importlib
+import sys
 
 # name -> the module of this package that defines it
 _HOME = {
@@ -25,7 +25,8 @@ def __getattr__(name: str):
     home = _HOME.get(name)
     if home is None:  # a submodule (`from gradcli.spec import document`) is then imported as usual
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    __import__(f"{__name__}.{home}")  # as an import statement would (-X importtime reports it)
+    value = getattr(sys.modules[f"{__name__}.{home}"], name)
     globals()[name] = value
     return value
 

@@ -104,6 +104,18 @@ def test_library_import_is_lazy_and_complete():
     assert out == ["False", "[]", "[]", "6.0", "True"]
 
 
+def test_no_submodule_hides_a_public_name():
+    """gradcli.__getattr__ looks for a submodule first: none may share a core name."""
+    import pkgutil
+
+    import gradcli
+    import gradcli.core
+
+    submodules = {m.name for m in pkgutil.iter_modules(gradcli.__path__)}
+    assert "runner" in submodules and "gradients" in gradcli.core.__all__
+    assert not submodules & set(gradcli.core.__all__)
+
+
 def _rich_table(headers, rows, width=240) -> str:
     import io
 
