@@ -35,8 +35,6 @@ from .cli_common import (
     stderr_console,
     worst,
 )
-from .cli_figures import plot, report
-from .cli_sweep import sweep
 from .errors import GradcliError
 
 if TYPE_CHECKING:
@@ -45,7 +43,23 @@ if TYPE_CHECKING:
 FORMATS = ("table", "json", "markdown", "csv")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The commands; those defined in cli_figures.py and cli_sweep.py are imported when
+    named (or listed by --help), so the other commands start without them."""
+
+    ELSEWHERE = {"plot": "cli_figures", "report": "cli_figures", "sweep": "cli_sweep"}
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted({*self.commands, *self.ELSEWHERE})
+
+    def get_command(self, ctx, name: str):
+        if name not in self.commands and name in self.ELSEWHERE:
+            module = __import__(f"{__package__}.{self.ELSEWHERE[name]}", fromlist=[name])
+            self.add_command(getattr(module, name))
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gradcli")
 def cli() -> None:
     """See, test and trust custom gradients.
@@ -312,11 +326,6 @@ def schema() -> None:
     from .spec import json_schema
 
     outputs.write_stdout(json.dumps(json_schema(), indent=2) + "\n")
-
-
-cli.add_command(plot)
-cli.add_command(report)
-cli.add_command(sweep)
 
 
 def main() -> None:
