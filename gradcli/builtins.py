@@ -8,11 +8,11 @@ API) and the numpy backend (which overrides through that API) use the same text.
 
 Why a module here and not in core/control.py: the core knows nothing of the language
 (docs/architecture), and the language knows nothing of the core, so the one piece that
-knows both sits above them, like a backend does. `import gradcli` imports it
-(gradcli/__init__.py), and it registers every built-in under its name with the core's
-`defgrad` at once, so the registry lists them, override maps accept them and a user
-cannot take or remove their names. The text is parsed, and the language imported, when a
-built-in's rule first runs: `import gradcli` stays as cheap as before.
+knows both sits above them, like a backend does. The core registers every built-in under
+its name at once (core/control.py, from the names in gradcli/ops), so the registry lists
+them, override maps accept them and a user cannot take or remove their names; the first
+time one runs, control.py asks this module for its rule, which parses the text and makes
+the interpreter then: importing gradcli or its core imports no language.
 
 The registry keeps op types and gradient names in one namespace, as TensorFlow's does
 ({"Sign": "Identity"} in TensorFlow means the Identity op's gradient): "identity" is both
@@ -21,9 +21,6 @@ the built-in named gradient and the identity op's own rule, and this text is its
 from __future__ import annotations
 
 import numpy as np
-
-from .core.registry import defgrad
-from .ops import BUILTINS
 
 
 class _CoreOps:
@@ -85,14 +82,17 @@ def _evaluate(name: str, op, dys):
     return _INTERPRETER[0].evaluate(builtin(name), names)
 
 
-def _rule(name: str):
-    def rule(op, *dys):
-        """The built-in's expression is the first input's gradient; the others get none."""
-        return (_evaluate(name, op, dys),) + (None,) * (len(op.inputs) - 1)
-
-    rule.__name__ = name
-    return rule
+_RULES: dict = {}
 
 
-for _name in BUILTINS:
-    defgrad(_name, _rule(_name))
+def rule(name: str):
+    """The core's rule for the built-in `name`: its expression is the first input's gradient,
+    the others get none."""
+    compiled = _RULES.get(name)
+    if compiled is None:
+        def compiled(op, *dys):
+            return (_evaluate(name, op, dys),) + (None,) * (len(op.inputs) - 1)
+
+        compiled.__name__ = name
+        _RULES[name] = compiled
+    return compiled

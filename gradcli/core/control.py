@@ -3,7 +3,8 @@
 Each registers two rules: the one training uses, and (as `true=`) the
 derivative of its forward function, which gc.true_gradients uses instead.
 The built-in named gradients (identity, hardtanh, reverse, zero) are written once, in the
-expression language, in gradcli/ops BUILTINS; gradcli/builtins.py registers them here.
+expression language, in gradcli/ops BUILTINS: registered here by name, compiled by
+gradcli/builtins.py when one first runs.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import inspect
 from typing import Callable
 
 from ..errors import GradientError
+from ..ops import BUILTINS
 from . import ops_math as M
 from .graph import Tensor, make_op
 from .registry import defgrad
@@ -115,3 +117,19 @@ defgrad("reverse_gradient", lambda op, g: M.mul(g, -op.attrs["scale"]), true=lam
 defgrad("grad_pass_through", lambda op, g: (g,) * (len(op.inputs) - 1) + (None,),
         true=lambda op, g: (None,) * (len(op.inputs) - 1) + (g,))
 defgrad("custom_gradient", _custom_rule, true=_custom_true)
+
+
+# ----- the built-in named gradients (their text: gradcli/ops BUILTINS) -----
+def _builtin(name: str):
+    def rule(op, *dys):
+        # The one place the core reaches above itself: gradcli/builtins.py, the module that
+        # knows both the core and the language, compiles the text when a built-in first runs.
+        from .. import builtins
+        return builtins.rule(name)(op, *dys)
+
+    rule.__name__ = name
+    return rule
+
+
+for _gradient in BUILTINS:  # "identity" is also the identity op's own rule (one namespace, as TF's)
+    defgrad(_gradient, _builtin(_gradient))
