@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import report_cold
 from bench.peers import FLOOR, PEERS
 from bench.workloads import DESCRIPTIONS
 
@@ -40,7 +41,9 @@ class Target:
 TARGETS = [Target("W1", "time", 2.5), Target("W2", "time", 1.5), Target("W2", "memory", 1.5),
            Target("W3-f32", "time", 1.15), Target("W3-f64", "time", 1.15), Target("W4", "time", 2.5),
            Target("W4", "memory", 2.0), Target("W4", "recursion", None), Target("W5", "speed", 0.85),
-           Target("W6", "time", 2.0), Target("W7", "speed", 0.9), Target("W7", "ahead", None, "torch")]
+           Target("W6", "time", 1.5), Target("W6-help", "time", 1.2), Target("W6-list", "time", 1.2),
+           Target("W6-schema", "time", 1.2), Target("W6-check", "time", 1.2),
+           Target("W7", "speed", 0.9), Target("W7", "ahead", None, "torch")]
 
 
 def add_ratios(results: list[dict]) -> None:
@@ -55,11 +58,18 @@ def add_ratios(results: list[dict]) -> None:
             r["mem_ratio"] = max(r["peak_mb"], MIN_PEAK_MB) / max(floor["peak_mb"], MIN_PEAK_MB)
 
 
-def verdicts(results: list[dict]) -> list[dict]:
-    """Every target with gradcli's measured value and whether it is met, and by how much not."""
+def verdicts(results: list[dict], cold: list[dict] | None = None) -> list[dict]:
+    """Every target with gradcli's measured value and whether it is met, and by how much not.
+
+    With cold entries (bench/cold.py), the cold path's targets follow (bench/report_cold.py).
+    A run of only some workloads (--cold, --workloads) leaves the others' targets out.
+    """
     by_cell = {(r["workload"], r["peer"]): r for r in results}
+    ran = {r["workload"] for r in results}
     out = []
     for t in TARGETS:
+        if t.workload not in ran:
+            continue
         r = by_cell.get((t.workload, "gradcli"))
         row = {"workload": t.workload, "metric": t.metric, "target": t.text(), "value": None}
         if r is None or r["status"] != "ok" or "ratio" not in r:
@@ -89,7 +99,7 @@ def verdicts(results: list[dict]) -> list[dict]:
         else:
             verdict = f"missed: {value:.2f}x, {100 * (value / t.limit - 1):.0f}% over {t.limit:g}x"
         out.append({**row, "value": value, "met": met, "verdict": verdict})
-    return out
+    return out + report_cold.cold_verdicts(cold)
 
 
 def _ahead(row: dict, r: dict, other: dict | None, peer: str) -> dict:
@@ -179,16 +189,20 @@ def markdown(doc: dict) -> str:
              + (f"; absent: {', '.join(absent)}" if absent else ""),
              f"- threads per peer: {doc['threads'] or 'each framework’s default'}; load average "
              f"(1 min) {doc['load'][0][0]:.2f} at the start, {doc['load'][1][0]:.2f} at the end", "",
-             "## Targets: gradcli against the hand-written numpy floor, same run", "",
+             "## Targets: gradcli against the hand-written numpy floor and torch eager, same run", "",
              "Time ratios here are paired: gradcli's runs alternated with the floor's in one process "
              "(median over median), so both see the same machine. The cells' ratio, from separate "
              "processes as in the tables below, is beside it: where the two differ, the machine's "
-             "speed drifted between the cells (this 2-core machine is shared).", "",
-             "| workload | target | gradcli (time: paired) | cells' ratio | verdict |",
+             "speed drifted between the cells (this 2-core machine is shared). Cold targets: "
+             "paired = every peer's cold alternated in one process; cells = each peer's first cold in "
+             "a fresh process. Build costs per op: CPU time, the median of W1's builds after the cold "
+             "(cells: the cold's own, first in its process).", "",
+             "| workload | target | gradcli (paired) | cells | verdict |",
              "| --- | --- | --- | --- | --- |"]
     for v in doc["targets"]:
-        lines.append(f"| {v['workload']} | {v['target']} | {_x(v['value'])} | {_x(v.get('cells'))} | "
-                     f"{v['verdict']} |")
+        unit = v.get("unit", "x")
+        lines.append(f"| {v['workload']} | {v['target']} | {report_cold.fmt(v['value'], unit)} | "
+                     f"{report_cold.fmt(v.get('cells'), unit)} | {v['verdict']} |")
     lines += ["", "## Every workload on every peer", "",
               "Median of the timed runs (bold) after warm-up; ratio = median / the floor's median. "
               "Build = graph build, trace or compile, done once and not timed in the runs. "
@@ -196,12 +210,13 @@ def markdown(doc: dict) -> str:
               "parentheses for numpy and gradcli). ⚠ = in the median run the "
               f"process had the CPU for less than {CPU_WARN:.0%} of the wall time: other load on the "
               "machine inflated that time.", ""]
-    for w in doc["workloads"]:
+    for w in (w for w in doc["workloads"] if any(r["workload"] == w for r in results)):
         lines += [f"### {w}: {DESCRIPTIONS[w]}", "",
                   "| peer | median | min – max | vs floor | build | first call | peak MB | mem vs floor |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         lines += [_row(r) for r in results if r["workload"] == w]
         lines.append("")
+    lines += report_cold.markdown(doc.get("cold") or [])
     budget, rounds, repeats = doc.get("budget", 8.0), doc.get("rounds", 2), doc.get("repeats", 30)
     lines += [METHOD.replace("{ROUND_BUDGET}", f"{budget / rounds:g}")
               .replace("{ROUND_REPEATS}", str(max(3, repeats // rounds)))
@@ -212,7 +227,7 @@ def markdown(doc: dict) -> str:
         for p in missed:
             lines += [f"### {p['workload']}", "", "```", p["profile"], "```", ""]
         lines += ["A memory target's profile is of time; ANALYSIS below says where the memory goes.", ""]
-    if ANALYSIS.exists() and not doc["quick"]:
+    if ANALYSIS.exists() and not doc["quick"] and not doc.get("cold_only"):
         lines += [ANALYSIS.read_text().rstrip(), ""]
     return "\n".join(lines) + "\n"
 
