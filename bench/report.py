@@ -265,7 +265,16 @@ METHOD = """## How it is measured
   below 0.25 MiB as 0.25 MiB (growth that small is allocator noise). tracemalloc's exact
   peak is in parentheses for numpy and gradcli, whose memory is all numpy's and Python's. W6: the child
   process's peak RSS (ru_maxrss).
-- W6: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`
+- Cold path (W1-W5, issue 14): build + gradients + first values, timed in a process whose imports
+  are done (`bench/cold.py`). gradcli: the forward built, `gc.gradients` (the one set the workload
+  needs), values by `gc.evaluate`, as `gradcli run` does; the others: their case's build (nothing
+  for eager peers) plus its first run, outputs as numpy (torch: first forward + `autograd.grad`).
+  Checked against the floor like the runs. Fresh: each peer's first cold in a new process, in the
+  rounds' alternating order, with the growth of resident memory; paired: one process alternates
+  every peer's cold (reversed order every other round, at least 3 rounds) for half the budget, and
+  the targets take the ratio of those medians to torch's. W1's per-op build costs are CPU time of
+  three more builds in the fresh process (forward, overridden gradients, true gradients).
+- W6 and W6-*: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`
   directory, filled by the first run), as on a user's machine: without it an editable install
   recompiles gradcli's source on every start, while numpy comes precompiled.
 - Allocator: every worker first fixes glibc's mmap and trim thresholds at 30 and 60 MiB, the state
@@ -284,7 +293,12 @@ METHOD = """## How it is measured
     .venv/bin/python bench/run.py --quick        # tiny sizes, one run each: the smoke test (< 1 min)
     .venv/bin/python bench/run.py --workloads W1,W3 --peers gradcli,torch --json out.json
     .venv/bin/python bench/run.py --from-json bench/results.json --markdown bench/RESULTS.md
+    .venv/bin/python bench/run.py --cold --peers gradcli,torch   # issue 14: W1-W5 cold + W6* (~6 min)
+    .venv/bin/python bench/run.py --cold --workloads W1,W4 --peers gradcli,torch --no-profile
+    .venv/bin/python bench/profile_cold.py --workload W1 --workload W4 --n 20000   # where it goes
+    .venv/bin/python bench/profile_cold.py --command "run {demo}" --command=--help  # -X importtime
 
 The numpy floor always runs, since every ratio is to it. `--repeats`, `--budget` (seconds of timed
-runs per cell, split over `--rounds`), `--threads` and `--no-profile` tune the run.
+runs per cell, split over `--rounds`), `--threads` and `--no-profile` tune the run; `--no-cold` skips
+the cold path. A run of some workloads reports only their targets.
 """

@@ -12,6 +12,7 @@ from bench.measure import import_profile, run_child
 from bench.peers import Absent, Case, Clock, Cold
 
 VERSION = gc.__version__ if hasattr(gc, "__version__") else "?"
+gc.gradients  # noqa: B018 - gradcli may import its core on first use: here, not inside a timed cold
 REPO = Path(__file__).resolve().parents[2]
 DEMO = "ste_sign_quantize_grad.yaml"  # the Makefile's `make demo` experiment
 
