@@ -193,11 +193,12 @@ def markdown(doc: dict) -> str:
              "Time ratios here are paired: gradcli's runs alternated with the floor's in one process "
              "(median over median), so both see the same machine. The cells' ratio, from separate "
              "processes as in the tables below, is beside it: where the two differ, the machine's "
-             "speed drifted between the cells (this 2-core machine is shared). Cold targets: "
-             "paired = every peer's cold alternated in one process; cells = each peer's first cold in "
-             "a fresh process. Build costs per op: CPU time, the median of W1's builds after the cold "
-             "(cells: the cold's own, first in its process).", "",
-             "| workload | target | gradcli (paired) | cells | verdict |",
+             "speed drifted between the cells (this 2-core machine is shared). Cold targets (see the cold "
+             "section): the ratio of CPU times of each peer's first cold in fresh processes, the "
+             "check beside it the ratio of wall times of colds alternated in one process. Build costs "
+             "per op: CPU time, the median of W1's builds after the cold (the check: the cold's own, "
+             "the first in its process).", "",
+             "| workload | target | gradcli | check | verdict |",
              "| --- | --- | --- | --- | --- |"]
     for v in doc["targets"]:
         unit = v.get("unit", "x")
@@ -269,10 +270,12 @@ METHOD = """## How it is measured
   are done (`bench/cold.py`). gradcli: the forward built, `gc.gradients` (the one set the workload
   needs), values by `gc.evaluate`, as `gradcli run` does; the others: their case's build (nothing
   for eager peers) plus its first run, outputs as numpy (torch: first forward + `autograd.grad`).
-  Checked against the floor like the runs. Fresh: each peer's first cold in a new process, in the
-  rounds' alternating order, with the growth of resident memory; paired: one process alternates
-  every peer's cold (reversed order every other round, at least 3 rounds) for half the budget, and
-  the targets take the ratio of those medians to torch's. W1's per-op build costs are CPU time of
+  Checked against the floor like the runs. Fresh: each peer's first cold in a new process, 3 rounds
+  (`--cold-rounds`) in alternating order, wall and CPU time and the growth of resident memory; the
+  targets take the ratio of the median CPU times to torch's (a one-shot CLI's cold, first-touch
+  page faults included, which load inflates far less than wall time). Alternated: one process
+  alternates every peer's cold (reversed order every other round, at least 3 rounds) for half the
+  budget; its wall ratio is the check beside the value (later colds there reuse a warm heap). W1's per-op build costs are CPU time of
   three more builds in the fresh process (forward, overridden gradients, true gradients).
 - W6 and W6-*: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`
   directory, filled by the first run), as on a user's machine: without it an editable install

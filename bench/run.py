@@ -114,6 +114,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cold", action="store_true",
                         help="only the cold path (W1-W5) and the start-up workloads (W6*)")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold path")
+    parser.add_argument("--cold-rounds", type=int, default=3,
+                        help="fresh processes per peer on each cold workload, in alternating order")
     args = parser.parse_args(argv)
     if args.from_json:
         doc = json.loads(args.from_json.read_text())
@@ -158,7 +160,7 @@ def _cold_peers(chosen: str | None, peers: list[str]) -> list[str]:
 def _run_cold(workloads: list[str], peers: list[str], args) -> list[dict]:
     """Cold cells (each a fresh process, in `rounds` passes of alternating order), then per workload
     one process alternating every peer's cold for the budget (the targets' paired medians)."""
-    rounds = 1 if args.quick else max(1, args.rounds)
+    rounds = 1 if args.quick else max(1, args.cold_rounds)
     quick = ["--quick"] if args.quick else []
     print(f"cold path: {len(workloads)} workloads x {len(peers)} peers, {rounds} rounds", file=sys.stderr)
     cells: dict[tuple, list[dict]] = {}
