@@ -275,8 +275,9 @@ METHOD = """## How it is measured
   targets take the ratio of the median CPU times to torch's (a one-shot CLI's cold, first-touch
   page faults included, which load inflates far less than wall time). Alternated: one process
   alternates every peer's cold (reversed order every other round, at least 3 rounds) for half the
-  budget; its wall ratio is the check beside the value (later colds there reuse a warm heap). W1's per-op build costs are CPU time of
-  three more builds in the fresh process (forward, overridden gradients, true gradients).
+  budget; its wall ratio is the check beside the value (later colds there reuse a warm heap).
+  W1's per-op build costs are CPU time of three more builds in the fresh process (forward,
+  overridden gradients, true gradients).
 - W6 and W6-*: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`
   directory, filled by the first run), as on a user's machine: without it an editable install
   recompiles gradcli's source on every start, while numpy comes precompiled.
