@@ -2,8 +2,10 @@
 
 Cell: one (workload, peer) in a fresh process measures one cold (wall and CPU seconds, growth of
 resident memory) and checks its outputs against the floor's. Paired: one process imports every
-cold peer and alternates their colds for a budget, so all of them see the same machine; the
-targets use the medians of those alternated runs.
+cold peer and alternates their colds for a budget, free heap returned to the OS before each, so
+all of them see the same machine; the targets use the medians of those alternated runs. (Fresh
+processes apart drift: the same W2 cold took 40 ms or 190 ms of CPU from one process to the
+next on the shared machine, while a second cold in one process took only ~15% less than the first.)
 
 What a peer's cold covers: its `cold_wN` function where it has one (gradcli: the CLI's one-shot
 path, phase by phase), otherwise its case's build (nothing for eager peers; trace or compile for
@@ -69,6 +71,7 @@ def one_shot(module, peer_name: str, workload: str, d: dict) -> Cold:
 
 def _timed(module, peer_name: str, workload: str, d: dict) -> tuple[float, float, Cold]:
     gc.collect()
+    measure.trim_heap()  # alternated colds fault their memory in too, as a fresh process's does
     cpu, start = time.process_time(), time.perf_counter()
     result = one_shot(module, peer_name, workload, d)
     return time.perf_counter() - start, time.process_time() - cpu, result

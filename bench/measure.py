@@ -57,6 +57,12 @@ def settle_allocator() -> None:
         del block
 
 
+def trim_heap() -> None:
+    """Return free heap to the OS (settled thresholds kept): the next run faults its memory in
+    again, as a fresh process's first run does, instead of reusing pages an earlier run touched."""
+    _malloc(30 * 2**20, 60 * 2**20, trim=True)
+
+
 def time_runs(case, repeats: int, budget_s: float, min_runs: int, cpu: list | None = None) -> list[float]:
     """Wall seconds per run: `repeats` runs, fewer once `budget_s` is spent and min_runs are done.
 

@@ -194,8 +194,8 @@ def markdown(doc: dict) -> str:
              "(median over median), so both see the same machine. The cells' ratio, from separate "
              "processes as in the tables below, is beside it: where the two differ, the machine's "
              "speed drifted between the cells (this 2-core machine is shared). Cold targets (see the cold "
-             "section): the ratio of CPU times of each peer's first cold in fresh processes, the "
-             "check beside it the ratio of wall times of colds alternated in one process. Build costs "
+             "section): the ratio of wall times of colds alternated in one process, the check beside "
+             "it the ratio of CPU times of each peer's first cold in fresh processes. Build costs "
              "per op: CPU time, the median of W1's builds after the cold (the check: the cold's own, "
              "the first in its process).", "",
              "| workload | target | gradcli | check | verdict |",
@@ -270,12 +270,12 @@ METHOD = """## How it is measured
   are done (`bench/cold.py`). gradcli: the forward built, `gc.gradients` (the one set the workload
   needs), values by `gc.evaluate`, as `gradcli run` does; the others: their case's build (nothing
   for eager peers) plus its first run, outputs as numpy (torch: first forward + `autograd.grad`).
-  Checked against the floor like the runs. Fresh: each peer's first cold in a new process, 3 rounds
-  (`--cold-rounds`) in alternating order, wall and CPU time and the growth of resident memory; the
-  targets take the ratio of the median CPU times to torch's (a one-shot CLI's cold, first-touch
-  page faults included, which load inflates far less than wall time). Alternated: one process
-  alternates every peer's cold (reversed order every other round, at least 3 rounds) for half the
-  budget; its wall ratio is the check beside the value (later colds there reuse a warm heap).
+  Checked against the floor like the runs. Alternated: one process alternates every peer's cold
+  (reversed order every other round, at least 3 rounds, free heap returned to the OS before each
+  so that each cold faults its memory in as a fresh process does) for half the budget; the
+  targets take the ratio of its median wall times to torch's. Fresh: each peer's first cold in a
+  new process, 3 rounds (`--cold-rounds`) in alternating order, CPU and wall time and the growth
+  of resident memory (W4's memory target); its CPU ratio is the check beside the value.
   W1's per-op build costs are CPU time of three more builds in the fresh process (forward,
   overridden gradients, true gradients).
 - W6 and W6-*: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`
