@@ -147,7 +147,8 @@ def markdown(cold: list[dict]) -> list[str]:
             vs_cpu = fmt(r["cold_cpu_s"] / ref["cold_cpu_s"], "x") if ref else ""
             n = f" (n={r['paired_n']})" if paired else ""
             lines.append(f"| {r['peer']} | **{_s(paired)}**{n} | **{vs_p}** | {_s(r['cold_cpu_s'])} | "
-                         f"{vs_cpu} | {_s(r['cold_s'])} | {r.get('cold_mb') or 0:.1f} | {r.get('covers', '')} |")
+                         f"{vs_cpu} | {_s(r['cold_s'])} | {r.get('cold_mb') or 0:.1f} | "
+                         f"{r.get('covers', '')} |")
         lines.append("")
     lines += _phases(cold)
     return lines
