@@ -1,11 +1,13 @@
 """Run some workloads on one peer, in this fresh process, and write the measurements as JSON.
 
     python bench/worker.py --peer torch --workloads W1,W2 --out cell.json [--quick] [--profile]
+    python bench/worker.py --peer gradcli --workloads W1 --out cold.json --cold [--cold-with numpy,torch]
 
 Per workload: build the case (timed: graph build, trace or compile), run it
 once (its peak memory measured) and check its outputs against the numpy
 floor's, warm up, time repeated runs, then take a tracemalloc peak for the
-peers whose memory is all numpy's.
+peers whose memory is all numpy's. --cold: one cold (build + gradients + first
+values) instead, checked; --cold-with: the peers' colds alternated (bench/cold.py).
 """
 from __future__ import annotations
 
