@@ -53,6 +53,7 @@ class NumpyTrainee:
         self.slots = {n: {} for n in self.names}
         self._flats: dict = {}  # tuple of names -> FlatUpdate
         self._finite = False  # apply()'s verdict on the updated variables, for nonfinite()
+        self._loss_expr = program.expr_of(self.spec.loss)
 
     # ----- feeding -----
     def feed(self, batch) -> None:
@@ -95,6 +96,15 @@ class NumpyTrainee:
             fn = self.graph.fns[what] = gc.function(fetches())
         return fn
 
+    def _replay(self, what: str, fetches, expr) -> list:
+        """The compiled replay's values; a kernel that refuses this batch's data (a label out
+        of range) is the spec's error at `expr`, as it would have been on the first batch."""
+        fn = self._fn(what, fetches)
+        try:
+            return fn()
+        except (ValueError, IndexError) as exc:
+            raise spec_error(expr, f"on data fed during training: {exc}") from None
+
     # ----- a step -----
     def loss_and_gradients(self) -> tuple:
         live = [(n, g) for n, g in self._grads() if g is not None]
@@ -102,7 +112,7 @@ class NumpyTrainee:
             raise GradientError("no gradients provided for any variable: every gradient is None "
                                 "(is the loss connected to the variables?)")
         loss_node = self.graph.env[self.spec.loss]
-        values = self._fn("step", lambda: [loss_node, *[g for _, g in live]])()
+        values = self._replay("step", lambda: [loss_node, *[g for _, g in live]], self._loss_expr)
         return loss_value(values[0]), list(zip([n for n, _ in live], values[1:]))
 
     def gradient_values(self, grads) -> dict:
@@ -152,7 +162,7 @@ class NumpyTrainee:
 
     def loss(self) -> float:
         node = self.graph.env[self.spec.loss]
-        return loss_value(self._fn("loss", lambda: [node])()[0])
+        return loss_value(self._replay("loss", lambda: [node], self._loss_expr)[0])
 
     def evaluate(self, kind: str) -> dict:
         graph, exprs = self.graph, getattr(self.spec, kind)
@@ -161,7 +171,7 @@ class NumpyTrainee:
             graph.nodes[kind] = {n: _node(interpreter.evaluate(e, graph.env), e)
                                  for n, e in exprs.items()}
         nodes = graph.nodes[kind]
-        values = self._fn(kind, lambda: list(nodes.values()))()
+        values = self._replay(kind, lambda: list(nodes.values()), next(iter(exprs.values())))
         return dict(zip(nodes, values))
 
     # ----- where a non-finite step was born -----

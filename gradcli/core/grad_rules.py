@@ -275,6 +275,27 @@ defgrad("softmax", lambda op, g: M.mul(_y(op), M.sub(g, A.sum(M.mul(g, _y(op)),
 defgrad("log_softmax", lambda op, g: M.sub(g, M.mul(M.exp(_y(op)),
                                                      A.sum(g, axis=op.attrs["axis"], keepdims=True))))
 
+defgrad("sparse_softmax_cross_entropy_with_logits", lambda op, g, gg: _sparse_xent_grad(op, g, gg))
+
+
+def _sparse_xent_grad(op, g, g_backprop):
+    # TensorFlow's _SparseSoftmaxCrossEntropyWithLogitsGrad, in its order: expand_dims(dy, -1) *
+    # backprop (the forward's second output); a gradient that reached that output (only in a
+    # second derivative; otherwise the walk's constant zeros) adds softmax's own gradient of it.
+    logits, backprop = op.inputs[1], op.outputs[1]
+    grad = M.mul(A.reshape(g, g.shape + (1,)), backprop)
+    if g_backprop is None or _is_zeros(g_backprop):
+        return None, grad
+    s = M.softmax(logits, axis=-1)
+    lead, k = logits.shape[:-1], logits.shape[-1]
+    inner = M.matmul(A.reshape(g_backprop, lead + (1, k)), A.reshape(s, lead + (k, 1)))
+    return None, M.add(grad, M.mul(M.sub(g_backprop, A.reshape(inner, lead + (1,))), s))
+
+
+def _is_zeros(t) -> bool:
+    return t.op.type == "constant" and not np.any(t._value)
+
+
 # ----- shape and indexing -----
 defgrad("reshape", lambda op, g: A.reshape(g, _x(op).shape))
 defgrad("transpose", lambda op, g: A.transpose(g, np.argsort(op.attrs["axes"])))

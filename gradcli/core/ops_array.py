@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPS, OpSpec
+from ..ops import kernels as _kernels
 from . import budget as budgets
 from .graph import Tensor, make_op
 from .ops_math import convert, unary
@@ -165,6 +166,25 @@ def max_with_argmax(x, axis=-1) -> tuple[Tensor, Tensor]:
     axis = _axis_attrs(x, axis, False)["axis"][0]
     kernel = functools.partial(OPS["max_with_argmax"].kernel, axis=axis)
     return make_op("max_with_argmax", kernel, (x,), {"axis": axis}, n_outputs=2).outputs
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
+    """tf.nn.sparse_softmax_cross_entropy_with_logits: the per-row loss over logits' last axis.
+    Like TensorFlow's fused op, the core op has a second output, its gradient wrt logits
+    (softmax - one_hot), made by the same kernel; the rule scales it by dy."""
+    logits, labels = convert(logits), convert(labels)
+    if labels.dtype.kind not in "iu":
+        raise GraphError("sparse_softmax_cross_entropy_with_logits() needs integer labels, got "
+                         f"{labels.dtype} (cast(labels, int64))")
+    if logits.dtype.kind != "f":
+        raise GraphError(f"sparse_softmax_cross_entropy_with_logits() needs float logits, got "
+                         f"{logits.dtype}")
+    if logits.ndim == 0 or labels.shape != logits.shape[:-1]:
+        raise GraphError(f"sparse_softmax_cross_entropy_with_logits() needs labels of logits' "
+                         f"shape without its last (class) axis: labels {labels.shape}, logits "
+                         f"{logits.shape}")
+    return make_op("sparse_softmax_cross_entropy_with_logits", _kernels.sparse_xent_with_backprop,
+                   (labels, logits), n_outputs=2).outputs[0]
 
 
 def _arg_extremum(spec: OpSpec):

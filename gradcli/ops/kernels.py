@@ -136,3 +136,41 @@ def relu6(x):
 
 def silu(x):
     return x * sigmoid(x)  # tf.nn.silu: features * sigmoid(beta * features), beta 1
+
+
+# ----- fused softmax cross-entropy (tf.nn.sparse_softmax_cross_entropy_with_logits) -----
+def check_labels(lo: int, hi: int, depth: int) -> None:
+    """TensorFlow's CPU kernel refuses a label outside [0, depth) (its GPU kernel gives NaN)."""
+    if lo < 0 or hi >= depth:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"received a label value of {bad} which is outside the valid range of "
+                         f"[0, {depth}) (sparse_softmax_cross_entropy_with_logits)")
+
+
+def sparse_xent_with_backprop(labels, logits):
+    """(loss, backprop) as TensorFlow's fused kernel: per row over the last axis,
+    loss = log(sum(exp(z - max z))) - (z - max z)[label] and backprop = softmax(z) - one_hot,
+    the gradient wrt logits that the rule scales by dy. One pass for a batch: the few
+    numpy calls are the point (this replaces one_hot, log_softmax, a product and a sum)."""
+    labels = np.asarray(labels)
+    depth = logits.shape[-1]
+    if labels.size:
+        if depth == 0:
+            raise ValueError("logits have no classes (last dimension 0)")
+        # one reduction for both ends: a negative label viewed unsigned is huge
+        unsigned = labels.view(labels.dtype.str.replace("i", "u")) if labels.dtype.kind == "i" \
+            else labels
+        if int(np.maximum.reduce(unsigned, axis=None)) >= depth:
+            check_labels(int(labels.min()), int(labels.max()), depth)
+    shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)
+    backprop = np.exp(shifted)
+    total = np.add.reduce(backprop, axis=-1, keepdims=True)
+    backprop /= total
+    at = np.arange(0, labels.size * depth, depth) + labels.reshape(-1)  # flat index of each label
+    loss = np.log(total.reshape(labels.shape)) - shifted.reshape(-1)[at].reshape(labels.shape)
+    backprop.reshape(-1)[at] -= 1
+    return loss, backprop
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits):
+    return sparse_xent_with_backprop(labels, logits)[0]
