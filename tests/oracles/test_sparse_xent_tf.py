@@ -36,8 +36,8 @@ def _tf_second():
     z = tf.Variable(Z)
     with tf.GradientTape() as outer:
         with tf.GradientTape() as inner:
-            l = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=Y, logits=z)
-            loss = tf.reduce_sum(l * l)
+            rows = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=Y, logits=z)
+            loss = tf.reduce_sum(rows * rows)
         g = inner.gradient(loss, z)
         inner_product = tf.reduce_sum(g * V)
     return loss.numpy(), g.numpy(), outer.gradient(inner_product, z).numpy()
