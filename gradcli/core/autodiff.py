@@ -16,6 +16,7 @@ from . import ops_array as A
 from . import ops_math as M
 from .evaluate import collector_paused
 from .graph import ORIGIN, Op, Tensor, walk_ops
+from . import registry
 from .registry import is_builtin, lookup
 
 UNCONNECTED = ("none", "zero", "error")
@@ -121,8 +122,11 @@ def _backward_through(op: Op, partials: dict, wanted: set, done: dict, stops: se
                  for t, g in zip(op.outputs, out_grads)]
     name = op.type if true else (op.override or op.type)
     strict = _user_written(op, name, true)
-    for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
-        if g is not None and t.uid in reaching:
+    # The rule is asked only for the inputs a gradient reaches (registry.needed): the
+    # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
+    mask = tuple(t.uid in reaching for t in op.inputs)
+    for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true, mask))):
+        if g is not None and mask[i]:
             partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name, strict))
 
 
@@ -153,12 +157,13 @@ def _zeros(t: Tensor) -> Tensor:
     return M.constant(np.zeros(t.shape, dtype=t.dtype))
 
 
-def _apply_rule(op: Op, name: str, out_grads: list, true: bool) -> tuple:
+def _apply_rule(op: Op, name: str, out_grads: list, true: bool, mask: tuple) -> tuple:
     rule = lookup(name, true=true)
     if rule is None:
         raise GradientError(f"no gradient is registered under {name!r} (needed by op "
                             f"{op.name} of type {op.type!r}); register one with "
                             "@gc.register_gradient")
+    saved = registry.ask(op, mask)
     try:
         raw = rule(op, *out_grads)
     except TypeError:
@@ -168,6 +173,8 @@ def _apply_rule(op: Op, name: str, out_grads: list, true: bool) -> tuple:
         raise GradientError(f"gradient {name!r} for op {op.type!r} cannot be called with the op "
                             f"and {len(out_grads)} upstream gradient(s), one per output: define "
                             f"it as def f(op, {grads})") from None
+    finally:
+        registry.restore(saved)
     n = len(op.inputs)
     if raw is None or not isinstance(raw, (tuple, list)):
         if n != 1 and raw is not None:
