@@ -101,7 +101,7 @@ op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False)
 # A backend adapts its reductions' axes once (None: all; (): a copy); the spellings get a tuple.
 for _name, _kernel, _torch, _jax, _doc in [
     ("sum", np.sum, "sum", "jnp.sum", "sum over axis (all by default)"),
-    ("mean", np.mean, "mean", "jnp.mean", "mean over axis"),
+    ("mean", K.mean, "mean", "jnp.mean", "mean over axis"),
     ("max", np.max, "amax", "jnp.max", "max over axis; ties share the gradient equally, as TensorFlow"),
     ("min", np.min, "amin", "jnp.min", "min over axis; ties share the gradient equally, as TensorFlow"),
     ("prod", np.prod, OWN, "jnp.prod", "product over axis"),
