@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import GraphError
 from ..ops import OPS, OpSpec
 from . import budget as budgets
-from .graph import Tensor, make_op
+from .graph import Tensor, make_elementwise, make_op
 from .ops_math import convert, unary
 
 
@@ -224,7 +224,7 @@ def add_n(tensors) -> Tensor:
     """Sum of several gradients arriving at one tensor."""
     if len(tensors) == 1:
         return tensors[0]
-    return make_op("add_n", _accumulate, tuple(tensors)).outputs[0]
+    return make_elementwise("add_n", _accumulate, tuple(tensors))
 
 
 def _accumulate(*values):
