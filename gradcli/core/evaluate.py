@@ -102,7 +102,9 @@ DONATE_MIN_SIZE = 4096
 
 def _donatable(ops: list[Op], kept: set) -> set:
     """uids of tensors whose replay arrays nothing else can see: safe to overwrite."""
-    fresh = {op.outputs[0].uid for op in ops if op.kernel in _FRESH and len(op.outputs) == 1}
+    # only arrays large enough to be donated are tracked (a long chain of small ones adds none)
+    fresh = {op.outputs[0].uid for op in ops if op.kernel in _FRESH and len(op.outputs) == 1
+             and op.outputs[0].size >= DONATE_MIN_SIZE}
     for op in ops:
         if op.kernel not in _FRESH:
             fresh.difference_update(t.uid for t in op.inputs)
@@ -191,7 +193,7 @@ class _SlotAllocator:
     def release_dead(self, inputs, k: int, last_use: dict, fetch_ids: set) -> None:
         for t in set(inputs):
             if last_use[t.uid] == k and t.uid not in self.pinned and t.uid not in fetch_ids:
-                self.free_slots.append(self.by_tensor[t.uid])
+                self.free_slots.append(self.by_tensor.pop(t.uid))  # dead: forget it
 
 
 @contextmanager

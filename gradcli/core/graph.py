@@ -247,9 +247,8 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
     shape = first.shape
     for t in inputs:
         if t.shape != shape:
-            try:
-                shape = np.broadcast_shapes(*[u.shape for u in inputs])
-            except ValueError:
+            shape = _broadcast(inputs)
+            if shape is None:
                 return make_op(type_, kernel, inputs).outputs[0]
             break
     budget = budgets._active
@@ -259,11 +258,28 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
     op = Op(type_, inputs, _NO_ATTRS, kernel)
     out = Tensor.__new__(Tensor)
     out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
-    out._version, out.label, out.uid = State.version, None, next(_uids)
+    # uids key tensors in some dicts and ops in others, never both: an op's only output
+    # can share its number (one int object fewer per op)
+    out._version, out.label, out.uid = State.version, None, op.uid
     op.outputs = (out,)
     if _scopes.stack:
         op.override = claim_override(op)
     return out
+
+
+def _broadcast(inputs: tuple):
+    """The inputs' broadcast shape, as one of their own shape tuples where it is one of them
+    (a chain of `y * 0.999` shares y's tuple), or None if they do not broadcast."""
+    shapes = [t.shape for t in inputs if t.shape]
+    if not shapes:
+        return ()
+    if all(s == shapes[0] for s in shapes):
+        return shapes[0]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+    return next((s for s in shapes if s == shape), shape)
 
 
 def _result_dtype(kernel: Callable, dtypes: tuple):
