@@ -65,13 +65,17 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
     stops = {t.uid for t in _tensor_list(stop_gradients or [], "stop_gradients")}
     wanted = {x.uid for x in xs}
 
-    ops = walk_ops(ys, stop=lambda t: t.uid in stops)
+    ops = walk_ops(ys, stop_ids=stops)
     reaching = {x.uid for x in xs if x.differentiable}
     relevant: list[Op] = []
     for op in ops:
-        if any(t.uid in reaching for t in op.inputs):
-            relevant.append(op)
-            reaching.update(t.uid for t in op.outputs if t.differentiable and t.uid not in stops)
+        for t in op.inputs:
+            if t.uid in reaching:
+                relevant.append(op)
+                for out in op.outputs:
+                    if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
+                        reaching.add(out.uid)
+                break
 
     partials: dict[int, list[Tensor]] = {}
     for y, gy in zip(ys, grad_ys):
@@ -108,8 +112,11 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
     grad_pass_through's routing inputs, before attrs["value_from"], carry no value)."""
     used = {y.uid for y in ys}
     for op in reversed(ops):
-        if any(t.uid in used for t in op.outputs):
-            used.update(t.uid for t in op.inputs[op.attrs.get("value_from", 0):])
+        for t in op.outputs:
+            if t.uid in used:
+                first = op.attrs.get("value_from", 0)
+                used.update([u.uid for u in (op.inputs[first:] if first else op.inputs)])
+                break
     return used
 
 

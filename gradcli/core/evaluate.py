@@ -29,7 +29,7 @@ class Schedule:
 
     def __init__(self, fetches: Sequence[Tensor], fed: Sequence[Tensor]) -> None:
         fed_ids = {t.uid for t in fed}
-        ops = walk_ops(fetches, stop=lambda t: t.uid in fed_ids)
+        ops = walk_ops(fetches, stop_ids=fed_ids)
         slots = _SlotAllocator()
         self.feed_slots = [slots.pin(t) for t in fed]
         self.variables: list[tuple[Variable, int]] = []

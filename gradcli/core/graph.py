@@ -319,27 +319,29 @@ def as_array(value, dtype=None) -> np.ndarray:
     return array
 
 
-def walk_ops(tensors: Sequence[Tensor], stop: Callable[[Tensor], bool] = lambda t: False) -> list[Op]:
+def walk_ops(tensors: Sequence[Tensor], stop: Callable[[Tensor], bool] | None = None,
+             stop_ids: set | frozenset = frozenset()) -> list[Op]:
     """Ops the tensors depend on, in topological order, without recursion.
 
-    A tensor for which stop() is true is treated as a leaf: its op is not entered.
+    A tensor for which stop() is true, or whose uid is in stop_ids (the cheaper
+    form: no call per tensor), is treated as a leaf: its op is not entered.
     """
     order: list[Op] = []
     seen: set[int] = set()
-    stack: list[tuple[Op, int]] = []
     for t in tensors:
-        if stop(t) or t.op.uid in seen:
+        if (stop(t) if stop else t.uid in stop_ids) or t.op.uid in seen:
             continue
         seen.add(t.op.uid)
-        stack.append((t.op, 0))
-        while stack:
-            op, i = stack.pop()
-            if i < len(op.inputs):
-                stack.append((op, i + 1))
-                child = op.inputs[i]
-                if not stop(child) and child.op.uid not in seen:
+        stack = [(t.op, iter(t.op.inputs))]
+        while stack:  # each op resumes its inputs where it left them: no re-pushed tuples
+            op, children = stack[-1]
+            for child in children:
+                if child.op.uid not in seen and not (stop(child) if stop else
+                                                     child.uid in stop_ids):
                     seen.add(child.op.uid)
-                    stack.append((child.op, 0))
+                    stack.append((child.op, iter(child.op.inputs)))
+                    break
             else:
+                stack.pop()
                 order.append(op)
     return order
