@@ -191,9 +191,12 @@ class _SlotAllocator:
         return self.by_tensor[t.uid]
 
     def release_dead(self, inputs, k: int, last_use: dict, fetch_ids: set) -> None:
-        for t in set(inputs):
-            if last_use[t.uid] == k and t.uid not in self.pinned and t.uid not in fetch_ids:
-                self.free_slots.append(self.by_tensor.pop(t.uid))  # dead: forget it
+        by_tensor = self.by_tensor
+        for t in inputs:  # a tensor read twice is popped once
+            uid = t.uid
+            if (last_use[uid] == k and uid in by_tensor and uid not in self.pinned
+                    and uid not in fetch_ids):
+                self.free_slots.append(by_tensor.pop(uid))  # dead: forget it
 
 
 @contextmanager

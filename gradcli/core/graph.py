@@ -10,6 +10,7 @@ Evaluation replays compiled schedules instead.
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 from typing import Callable, Sequence
 
@@ -99,7 +100,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def differentiable(self) -> bool:
@@ -255,7 +256,15 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
     if budget is not None:  # what the value would hold, counted as if it were kept
         budget.admit(type_, [t.shape for t in inputs], [t.dtype for t in inputs], _NO_ATTRS,
                      count=True)
-    op = Op(type_, inputs, _NO_ATTRS, kernel)
+    return make_lazy(type_, kernel, inputs, _NO_ATTRS, shape, dtype)
+
+
+def make_lazy(type_: str, kernel: Callable, inputs: tuple, attrs: dict, shape: tuple,
+              dtype: np.dtype) -> Tensor:
+    """An op whose caller knows its output's shape and dtype: its kernel is not run now, and
+    its value is computed only if asked for (refresh). The caller has checked that the
+    kernel cannot fail on these inputs."""
+    op = Op(type_, inputs, attrs, kernel)
     out = Tensor.__new__(Tensor)
     out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
     # uids key tensors in some dicts and ops in others, never both: an op's only output
@@ -270,11 +279,17 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
 def _broadcast(inputs: tuple):
     """The inputs' broadcast shape, as one of their own shape tuples where it is one of them
     (a chain of `y * 0.999` shares y's tuple), or None if they do not broadcast."""
-    shapes = [t.shape for t in inputs if t.shape]
-    if not shapes:
-        return ()
-    if all(s == shapes[0] for s in shapes):
-        return shapes[0]
+    shape = ()
+    for t in inputs:
+        s = t.shape
+        if s and s != shape:
+            if shape:
+                return _broadcast_apart([u.shape for u in inputs])
+            shape = s
+    return shape
+
+
+def _broadcast_apart(shapes: list):
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
