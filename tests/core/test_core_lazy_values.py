@@ -96,3 +96,26 @@ def test_nonfinite_location_and_evaluate_with_lazy_values():
         want = np.log([1.0, -1.0]) * 2.0 + 1.0
     np.testing.assert_array_equal(gc.evaluate(y), want)
     np.testing.assert_array_equal(float(gc.sum(gc.exp(x * 0.0))), 2.0)
+
+
+@pytest.mark.parametrize("reduce, axis, keepdims", [
+    ("sum", None, False), ("mean", 1, True), ("max", (0, 2), False), ("min", -1, True),
+    ("prod", 0, False), ("logsumexp", (1, 2), True)])
+def test_reductions_keep_no_value_and_match_numpy(reduce, axis, keepdims):
+    v = np.random.default_rng(3).normal(size=(2, 3, 4)).astype(np.float32)
+    x = gc.variable(v)
+    r = getattr(gc, reduce)(x * 1.5, axis=axis, keepdims=keepdims)
+    with np.errstate(all="ignore"):
+        if reduce == "logsumexp":
+            m = np.max(v * 1.5, axis=axis, keepdims=True)
+            want = np.log(np.sum(np.exp(v * 1.5 - m), axis=axis, keepdims=True)) + m
+            want = want if keepdims else np.squeeze(want, axis=axis)
+        else:
+            want = getattr(np, reduce)(v * np.float32(1.5), axis=axis, keepdims=keepdims)
+    assert r._value is None and r.shape == want.shape and r.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(r.numpy(), want, rtol=1e-6)
+
+
+def test_an_empty_reduction_is_still_refused_at_build():
+    with pytest.raises(GraphError, match="cannot run"):
+        gc.max(gc.variable(np.zeros((0, 3))), axis=0)
