@@ -29,7 +29,7 @@ class Schedule:
 
     def __init__(self, fetches: Sequence[Tensor], fed: Sequence[Tensor]) -> None:
         fed_ids = {t.uid for t in fed}
-        ops = walk_ops(fetches, stop=lambda t: t.uid in fed_ids)
+        ops = walk_ops(fetches, stop_ids=fed_ids)
         slots = _SlotAllocator()
         self.feed_slots = [slots.pin(t) for t in fed]
         self.variables: list[tuple[Variable, int]] = []
@@ -102,7 +102,9 @@ DONATE_MIN_SIZE = 4096
 
 def _donatable(ops: list[Op], kept: set) -> set:
     """uids of tensors whose replay arrays nothing else can see: safe to overwrite."""
-    fresh = {op.outputs[0].uid for op in ops if op.kernel in _FRESH and len(op.outputs) == 1}
+    # only arrays large enough to be donated are tracked (a long chain of small ones adds none)
+    fresh = {op.outputs[0].uid for op in ops if op.kernel in _FRESH and len(op.outputs) == 1
+             and op.outputs[0].size >= DONATE_MIN_SIZE}
     for op in ops:
         if op.kernel not in _FRESH:
             fresh.difference_update(t.uid for t in op.inputs)
@@ -189,9 +191,12 @@ class _SlotAllocator:
         return self.by_tensor[t.uid]
 
     def release_dead(self, inputs, k: int, last_use: dict, fetch_ids: set) -> None:
-        for t in set(inputs):
-            if last_use[t.uid] == k and t.uid not in self.pinned and t.uid not in fetch_ids:
-                self.free_slots.append(self.by_tensor[t.uid])
+        by_tensor = self.by_tensor
+        for t in inputs:  # a tensor read twice is popped once
+            uid = t.uid
+            if (last_use[uid] == k and uid in by_tensor and uid not in self.pinned
+                    and uid not in fetch_ids):
+                self.free_slots.append(by_tensor.pop(uid))  # dead: forget it
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from ..errors import GraphError
 from ..ops import OPS, OpSpec
 from ..ops import kernels as _kernels
 from . import budget as budgets
-from .graph import Tensor, make_op
+from .graph import Tensor, make_elementwise, make_lazy, make_op
 from .ops_math import convert, unary
 
 
@@ -32,11 +32,38 @@ def _reduction(spec: OpSpec):
     def build(x, axis=None, keepdims=False) -> Tensor:
         x = convert(x)
         attrs = _axis_attrs(x, axis, keepdims)
-        return unary(type_, functools.partial(fn, axis=attrs["axis"], keepdims=attrs["keepdims"]),
-                     x, attrs)
+        kernel = functools.partial(fn, axis=attrs["axis"], keepdims=attrs["keepdims"])
+        if x.dtype.kind == "f" and x.size and budgets.active() is None:
+            # a non-empty float reduction cannot fail: its value waits until asked for
+            return make_lazy(type_, kernel, (x,), attrs, _reduced_shape(x.shape, attrs),
+                             _reduced_dtype(type_, kernel, x, attrs))
+        return unary(type_, kernel, x, attrs)
     build.__name__ = build.__qualname__ = type_
     build.__doc__ = f"{spec.signature}: {spec.doc}."
     return build
+
+
+def _reduced_shape(shape: tuple, attrs: dict) -> tuple:
+    axes, keep = attrs["axis"], attrs["keepdims"]
+    if axes is None:
+        return (1,) * len(shape) if keep else ()
+    if keep:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+_REDUCED_DTYPES: dict[tuple, np.dtype] = {}
+
+
+def _reduced_dtype(type_: str, kernel, x: Tensor, attrs: dict) -> np.dtype:
+    """The kernel's dtype on a one-element stand-in of x's dtype and rank (cached)."""
+    key = (type_, x.dtype, x.ndim, attrs["axis"], attrs["keepdims"])
+    dtype = _REDUCED_DTYPES.get(key)
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            dtype = np.asarray(kernel(np.ones((1,) * x.ndim, x.dtype))).dtype
+        _REDUCED_DTYPES[key] = dtype
+    return dtype
 
 
 # sum, mean, max, min, prod, logsumexp: generated from their table entries
@@ -244,7 +271,7 @@ def add_n(tensors) -> Tensor:
     """Sum of several gradients arriving at one tensor."""
     if len(tensors) == 1:
         return tensors[0]
-    return make_op("add_n", _accumulate, tuple(tensors)).outputs[0]
+    return make_elementwise("add_n", _accumulate, tuple(tensors))
 
 
 def _accumulate(*values):

@@ -75,6 +75,16 @@ def check_keys(node: Map, key: str, section: Section, noun: str | None = None) -
             raise fail(node, key, f"missing the required key {name!r}")
 
 
+def expect_one_key(node: Map, key: str, section: Section, noun: str) -> tuple[str, YNode]:
+    """(name, value) of a mapping that takes exactly one of `section`'s keys (clip, schedule)."""
+    check_keys(node, key, section)
+    if len(node.items) != 1:
+        raise fail(node, key, f"{noun} takes exactly one of {', '.join(section.keys)}, got "
+                              f"{len(node.items)}")
+    name, (_, value) = next(iter(node.items.items()))
+    return name, value
+
+
 def expect_map(node: YNode | None, key: str, what: str = "a mapping") -> Map:
     if not isinstance(node, Map):
         raise fail(node, key, f"expected {what}, got {describe(node)}")

@@ -20,6 +20,7 @@ from gradcli.spec.fields import (
     expect_map,
     expect_name,
     expect_number,
+    expect_one_key,
     fail,
     number_value,
     optional,
@@ -29,7 +30,6 @@ from gradcli.spec.model import ClipSpec, ExpectSpec, InputSpec, Location, Schedu
 from gradcli.spec.names import Names
 from gradcli.spec.sections import (
     CLIP,
-    CLIP_KINDS,
     EXPECT,
     EXPECT_TRAIN,
     ON_NONFINITE,
@@ -126,11 +126,7 @@ def _expression_scope(inputs: dict, names: Names | None, functions: dict | None)
 def _schedule(node: YNode) -> ScheduleSpec:
     key = "train.schedule"
     schedule = expect_map(node, key, "a mapping such as {cosine: {steps: 100}}")
-    check_keys(schedule, key, SCHEDULE)
-    if len(schedule.items) != 1:
-        raise fail(schedule, key, f"schedule takes exactly one of {', '.join(SCHEDULES)}, got "
-                                  f"{len(schedule.items)}")
-    kind, (_, value) = next(iter(schedule.items.items()))
+    kind, value = expect_one_key(schedule, key, SCHEDULE, "schedule")
     kkey = sub(key, kind)
     section = next(s for s in SCHEDULE_KINDS if s.path == kkey)
     params_node = expect_map(value, kkey, f"a mapping of {', '.join(SCHEDULES[kind])}")
@@ -224,11 +220,7 @@ def _optimizer(node: YNode | None) -> tuple[str, dict]:
 def _clip(node: YNode) -> ClipSpec:
     key = "train.clip"
     clip = expect_map(node, key, "a mapping {norm: N}, {global_norm: N} or {value: [lo, hi]}")
-    check_keys(clip, key, CLIP)
-    if len(clip.items) != 1:
-        raise fail(clip, key, f"clip takes exactly one of {', '.join(CLIP_KINDS)}, got "
-                              f"{len(clip.items)}")
-    kind, (_, value) = next(iter(clip.items.items()))
+    kind, value = expect_one_key(clip, key, CLIP, "clip")
     if kind != "value":
         return ClipSpec(kind, expect_number(value, sub(key, kind), positive=True))
     pair = expect_list(value, sub(key, kind), "[lo, hi]")
