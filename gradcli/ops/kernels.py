@@ -179,7 +179,7 @@ def sparse_xent_with_backprop(labels, logits):
             check_labels(int(labels.min()), int(labels.max()), depth)
         if labels.dtype == np.uint64:  # in range: as intp (int64 + uint64 would be float64)
             labels = labels.astype(np.intp)
-    shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)
+    shifted = logits - _row_max(logits)
     backprop = np.exp(shifted)
     total = np.add.reduce(backprop, axis=-1, keepdims=True)
     backprop /= total
@@ -187,6 +187,15 @@ def sparse_xent_with_backprop(labels, logits):
     loss = np.log(total).reshape(labels.shape) - shifted.reshape(-1)[at].reshape(labels.shape)
     backprop.reshape(-1)[at] -= 1
     return loss, backprop
+
+
+def _row_max(logits):
+    """max over the last axis, keepdims. A reduction along a short contiguous axis is slow in
+    numpy (3.6 us for 64 x 10); along the outer axis of the transposed copy it is half that,
+    and a max is exact whatever the order."""
+    if logits.ndim == 2 and logits.shape[-1] <= 64:
+        return np.maximum.reduce(logits.T.copy(), axis=0).reshape(-1, 1)
+    return np.maximum.reduce(logits, axis=-1, keepdims=True)
 
 
 _UNSIGNED = {np.dtype(f"i{k}"): np.dtype(f"u{k}") for k in (1, 2, 4, 8)}

@@ -64,3 +64,14 @@ def test_fast_mean_gives_np_means_bits_and_type(dtype):
         for axis, keepdims in itertools.product(axes, (False, True)):
             got, want = K.mean(x, axis, keepdims), np.mean(x, axis=axis, keepdims=keepdims)
             assert _same(got, want), (dtype, shape, axis, keepdims, got, want)
+
+
+def test_xent_kernel_keeps_a_nan_or_inf_to_its_own_row():
+    logits = np.array([[0.0, np.nan, 1.0], [1.0, 2.0, 3.0], [np.inf, 0.0, 0.0]])
+    with np.errstate(invalid="ignore"):  # the replay runs kernels so
+        loss, backprop = K.sparse_xent_with_backprop(np.array([0, 2, 1]), logits)
+    want_loss, want_backprop = _reference(np.array([2]), logits[1:2])
+    assert np.isnan(loss[0]) and np.isnan(backprop[0]).all()
+    np.testing.assert_allclose(loss[1], want_loss[0], rtol=1e-14)
+    np.testing.assert_allclose(backprop[1], want_backprop[0], rtol=1e-14)
+    assert np.isnan(loss[2])  # inf - inf, as TensorFlow's max-shifted formula gives
