@@ -14,9 +14,9 @@ import numpy as np
 from ..errors import GradientError, UnconnectedGradientError
 from . import ops_array as A
 from . import ops_math as M
+from . import registry
 from .evaluate import collector_paused
 from .graph import ORIGIN, Op, Tensor, walk_ops
-from . import registry
 from .registry import is_builtin, lookup
 
 UNCONNECTED = ("none", "zero", "error")

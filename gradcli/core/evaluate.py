@@ -46,10 +46,29 @@ class Schedule:
         last_use = _last_uses(computed)
         donors = _donatable(computed, fetch_ids | slots.pinned)
         self.program: list[tuple] = []
+        program, by_tensor, free = self.program, slots.by_tensor, slots.free_slots
         for k, op in enumerate(computed):
-            ins = [slots.slot_of(t) for t in op.inputs]
+            ins = [by_tensor[t.uid] for t in op.inputs]
             slots.release_dead(op.inputs, k, last_use, fetch_ids)
-            self._emit(op, ins, slots, fetch_ids, last_use, k, donors)
+            if len(op.outputs) != 1:
+                self._emit(op, ins, slots, fetch_ids, last_use, k, donors)
+                continue
+            # _emit's single-output case, inline: compiling is one pass of this per op
+            kernel = op.kernel
+            if kernel in _IN_PLACE:
+                kernel = _donating_kernel(op, k, last_use, donors)
+            if free:
+                slot = free.pop()
+            else:
+                slot = slots.count
+                slots.count += 1
+            by_tensor[op.outputs[0].uid] = slot
+            if len(ins) == 1:
+                program.append((kernel, slot, ins[0], -1))
+            elif len(ins) == 2:
+                program.append((kernel, slot, ins[0], ins[1]))
+            else:
+                program.append((kernel, slot, tuple(ins), -2))
         self.fetch_slots = [slots.slot_of(t) for t in fetches]
         self.template = [None] * slots.count
         for i, value in template_values.items():
