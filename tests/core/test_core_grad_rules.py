@@ -363,6 +363,9 @@ COVERED_ELSEWHERE = {
     # tests/oracles/test_activations_tf.py: against TensorFlow and torch, edges included
     "log1p", "expm1", "erf", "erfc", "atan", "asinh", "softsign", "leaky_relu", "elu", "relu6",
     "gelu", "silu", "hard_sigmoid", "heaviside",
+    # tests/oracles/test_sparse_xent_tf.py (TF's op, second derivatives, labels) and
+    # tests/ops/test_fused_kernels.py (the kernel against numpy)
+    "sparse_softmax_cross_entropy_with_logits",
 }
 
 
