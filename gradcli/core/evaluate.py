@@ -42,6 +42,7 @@ class Schedule:
                 self.variables.append((op.outputs[0], slots.pin(op.outputs[0])))
             else:
                 template_values[slots.pin(op.outputs[0])] = op.outputs[0]._value
+        del ops  # computed holds what the program needs
         fetch_ids = {t.uid for t in fetches}
         last_use = _last_uses(computed)
         donors = _donatable(computed, fetch_ids | slots.pinned)
@@ -49,7 +50,7 @@ class Schedule:
         program, by_tensor, free = self.program, slots.by_tensor, slots.free_slots
         for k, op in enumerate(computed):
             ins = [by_tensor[t.uid] for t in op.inputs]
-            slots.release_dead(op.inputs, k, last_use, fetch_ids)
+            slots.release_dead(op.inputs, op, last_use, fetch_ids)
             if len(op.outputs) != 1:
                 self._emit(op, ins, slots, fetch_ids, last_use, k, donors)
                 continue
@@ -85,7 +86,7 @@ class Schedule:
         for i, out in enumerate(op.outputs):
             if out.uid in slots.pinned:
                 continue  # a fed output keeps its fed value when the op runs for another output
-            if out.uid in fetch_ids or last_use.get(out.uid, -1) > k:
+            if out.uid in fetch_ids or out.uid in last_use:  # read by a later op
                 self.program.append((operator.itemgetter(i), slots.take(out), bundle, -1))
         slots.free(bundle)
 
@@ -135,7 +136,7 @@ def _donating_kernel(op: Op, k: int, last_use: dict, donors: set):
         return op.kernel
     out = op.outputs[0]
     for i, t in enumerate(op.inputs[:2]):
-        if (t.uid in donors and last_use[t.uid] == k and t.shape == out.shape
+        if (t.uid in donors and last_use[t.uid] is op and t.shape == out.shape
                 and t.dtype == out.dtype and t.size >= DONATE_MIN_SIZE):
             return _accumulate_into(i) if op.kernel is _accumulate else _into(_IN_PLACE[op.kernel], i)
     return op.kernel
@@ -164,11 +165,13 @@ def _instruction(kernel, out: int, ins: list[int]) -> tuple:
     return (kernel, out, tuple(ins), -2)
 
 
-def _last_uses(ops: list[Op]) -> dict[int, int]:
-    last: dict[int, int] = {}
-    for k, op in enumerate(ops):
+def _last_uses(ops: list[Op]) -> dict[int, Op]:
+    """Each read tensor's last reader: the op itself, so that a long graph's map holds no
+    int object per tensor (it is the compile's largest transient)."""
+    last: dict[int, Op] = {}
+    for op in ops:
         for t in op.inputs:
-            last[t.uid] = k
+            last[t.uid] = op
     return last
 
 
@@ -209,11 +212,11 @@ class _SlotAllocator:
     def slot_of(self, t: Tensor) -> int:
         return self.by_tensor[t.uid]
 
-    def release_dead(self, inputs, k: int, last_use: dict, fetch_ids: set) -> None:
+    def release_dead(self, inputs, op: Op, last_use: dict, fetch_ids: set) -> None:
         by_tensor = self.by_tensor
         for t in inputs:  # a tensor read twice is popped once
             uid = t.uid
-            if (last_use[uid] == k and uid in by_tensor and uid not in self.pinned
+            if (last_use[uid] is op and uid in by_tensor and uid not in self.pinned
                     and uid not in fetch_ids):
                 self.free_slots.append(by_tensor.pop(uid))  # dead: forget it
 
