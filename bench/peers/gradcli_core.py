@@ -221,7 +221,7 @@ let:
   h: relu(X @ sign(W1) * 0.125 + b1)
   logits: h @ sign(W2) * 0.25 + b2
 outputs:
-  loss: -mean(sum(one_hot(y, 10) * log_softmax(logits, axis=1), axis=1))
+  loss: mean(sparse_softmax_cross_entropy_with_logits(y, logits))
 wrt: [b2]
 train:
   loss: loss
