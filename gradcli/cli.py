@@ -4,16 +4,19 @@ Exit codes: 0 success; 1 an expect block or a comparison not met; 2 a bad
 spec, bad arguments, a missing backend or output that cannot be written;
 130 interrupted (Ctrl-C); 141 stdout's reader went away. With several
 specs every one runs, and the exit code is the worst of theirs.
+
+Start-up: at module level only click and gradcli's light modules are imported. Each command
+imports what it uses (numpy, rich, yaml, the spec model, the runner) in its body, so
+`gradcli --help` loads none of them (tests/cli/test_cli_imports.py keeps it so).
 """
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.text import Text
 
-from . import __version__, comparison, render, runner
+from . import __version__
 from . import output as outputs
 from .cli_common import (
     Failure,
@@ -29,16 +32,34 @@ from .cli_common import (
     progress,
     reports_errors,
     spec_paths,
+    stderr_console,
     worst,
 )
-from .cli_figures import plot, report
-from .cli_sweep import sweep
 from .errors import GradcliError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("table", "json", "markdown", "csv")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The commands; those defined in cli_figures.py and cli_sweep.py are imported when
+    named (or listed by --help), so the other commands start without them."""
+
+    ELSEWHERE = {"plot": "cli_figures", "report": "cli_figures", "sweep": "cli_sweep"}
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted({*self.commands, *self.ELSEWHERE})
+
+    def get_command(self, ctx, name: str):
+        if name not in self.commands and name in self.ELSEWHERE:
+            module = __import__(f"{__package__}.{self.ELSEWHERE[name]}", fromlist=[name])
+            self.add_command(getattr(module, name))
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gradcli")
 def cli() -> None:
     """See, test and trust custom gradients.
@@ -77,6 +98,10 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     Every spec runs even when another fails. Exit 2 when a spec is bad or its
     backend missing, else 1 when an expect block is not met, else 0.
     """
+    from rich.text import Text
+
+    from . import render, runner
+
     if quiet and fmt == "table" and output is not None:
         raise GradcliError("--quiet prints one line per spec on stderr instead of the tables, so "
                            "--output would get nothing: drop one of them (or use --format json)")
@@ -106,6 +131,8 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
 
 
 def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool) -> None:
+    from . import render
+
     if isinstance(outcome, Failure):
         if to_file:  # stderr has it already; the file should not look complete without it
             out.print(error_line(outcome.message))
@@ -119,6 +146,10 @@ def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool)
 
 def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | None:
     """The whole output of a run in a tool format, or the tables rendered for --output."""
+    from . import render
+
+    if fmt == "table":
+        return None if tables_file is None else tables_file.file.getvalue()
     if fmt == "json":
         return render.json_text([render.error_doc(o.path, o.message, o.exit_code)
                                  if isinstance(o, Failure) else o for o in outcomes]) + "\n"
@@ -130,7 +161,7 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
     if fmt == "csv":
         return formats.to_csv([render.error_doc(o.path, o.message, o.exit_code)
                                if isinstance(o, Failure) else o for o in outcomes])
-    return None if tables_file is None else tables_file.file.getvalue()
+    return None
 
 
 @cli.command()
@@ -153,6 +184,8 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
     reference; with it, each SPEC across the backends, and every SPEC must agree.
     A run that does not train shows "not trained" and does not fail training.
     """
+    from . import comparison, runner
+
     out, err = consoles()
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
@@ -204,15 +237,29 @@ def _require_all(outcomes: list, names: list) -> None:
 @reports_errors
 def check(specs, overrides, strict) -> None:
     """Load, validate and lint each SPEC without running it (every SPEC, even after a bad one)."""
-    out, err = consoles()
+    err = stderr_console()
     codes = []
     for path in specs:
         exp = attempt(path, lambda path=path: check_one(path, overrides, strict, err), err)
         if isinstance(exp, Failure):
             codes.append(exp.exit_code)
         else:
-            out.print(Text.assemble(("ok ", "green"), printable(f"{exp.path} ({exp.name})")))
+            _ok_line(printable(f"{exp.path} ({exp.name})"))
     raise SystemExit(worst(codes))
+
+
+def _ok_line(shown: str) -> None:
+    """"ok SPEC (name)" in green; off a terminal plain text, as rich prints it, without rich."""
+    from .cli_common import UNBOUNDED_WIDTH
+    from .render_plain import plain_line, plain_ok
+
+    line = "ok " + shown
+    if plain_ok(outputs.Stdout()) and plain_line(line, UNBOUNDED_WIDTH):
+        outputs.write_stdout(line + "\n")
+        return
+    from rich.text import Text
+
+    consoles()[0].print(Text.assemble(("ok ", "green"), shown))
 
 
 def check_one(path, overrides, strict: bool, err):
@@ -230,32 +277,44 @@ def check_one(path, overrides, strict: bool, err):
 @reports_errors
 def list_(what) -> None:
     """List the expression language's ops, the built-in named gradients, or the backends."""
-    from rich.table import Table
+    from .cli_common import UNBOUNDED_WIDTH
+    from .render_plain import plain_ok, table_text
 
-    from . import backends
-    from .ops import BUILTIN_GRADIENTS, LANGUAGE_FORMS, OPS
+    headers, rows = _list_rows(what)
+    text = table_text(headers, rows, UNBOUNDED_WIDTH) if plain_ok(outputs.Stdout()) else None
+    if text is not None:  # what rich would print, without importing it (start-up time)
+        outputs.write_stdout(text)
+        return
+    from rich.table import Table
+    from rich.text import Text
+
     out, _ = consoles()
     table = Table(show_header=True)
-    if what == "ops":
-        table.add_column("op")
-        table.add_column("what it does")
-        for spec in OPS.values():
-            table.add_row(Text(spec.signature), Text(spec.doc))  # Text: "[lo, hi]" is not markup
-        for form, doc in LANGUAGE_FORMS.items():
-            table.add_row(Text(form), Text(doc))
-    elif what == "gradients":
-        table.add_column("gradient")
-        table.add_column("backward pass")
-        for name, doc in BUILTIN_GRADIENTS.items():
-            table.add_row(Text(name), Text(doc))
-    else:
-        table.add_column("backend")
-        table.add_column("available")
-        table.add_column("version / how to install")
-        for name in backends.NAMES:
-            ok, detail = backends.availability(name)
-            table.add_row(Text(name), "yes" if ok else "no", Text(detail))
+    for header in headers:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))  # Text: "[lo, hi]" is not markup
     out.print(table)
+
+
+def _list_rows(what: str) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of `gradcli list WHAT`."""
+    if what == "ops":
+        from .ops import LANGUAGE_FORMS, OPS
+
+        return (["op", "what it does"], [[spec.signature, spec.doc] for spec in OPS.values()]
+                + [[form, doc] for form, doc in LANGUAGE_FORMS.items()])
+    if what == "gradients":
+        from .ops import BUILTIN_GRADIENTS
+
+        return ["gradient", "backward pass"], [[name, doc] for name, doc in BUILTIN_GRADIENTS.items()]
+    from . import backends
+
+    rows = []
+    for name in backends.NAMES:
+        ok, detail = backends.availability(name)
+        rows.append([name, "yes" if ok else "no", detail])
+    return ["backend", "available", "version / how to install"], rows
 
 
 @cli.command()
@@ -267,11 +326,6 @@ def schema() -> None:
     from .spec import json_schema
 
     outputs.write_stdout(json.dumps(json_schema(), indent=2) + "\n")
-
-
-cli.add_command(plot)
-cli.add_command(report)
-cli.add_command(sweep)
 
 
 def main() -> None:

@@ -1,23 +1,26 @@
 """What every gradcli command shares: consoles, error reporting, per-spec attempts, options.
 
-Only the command modules (cli.py, cli_figures.py) import this.
+Only the command modules (cli.py, cli_figures.py) import this. rich is imported when a console
+is made or a message styled, not here: `gradcli --help` and `gradcli schema` never need it.
 """
 from __future__ import annotations
 
 import functools
-import io
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from . import output as outputs
 from .errors import GradcliError, SpecError
 from .printable import printable, printable_lines
 from .record import record
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 # Tables written to a pipe or a file are as wide as their columns need, up to this: rich
 # would otherwise cut every cell to fit 80 columns, the width it assumes off a terminal.
@@ -33,6 +36,8 @@ def _width(stream) -> int | None:
 
 
 def consoles(quiet: bool = False) -> tuple[Console, Console]:
+    from rich.console import Console
+
     no_color = bool(os.environ.get("NO_COLOR"))
     stdout = outputs.Stdout()
     return (Console(file=stdout, no_color=no_color, quiet=quiet, highlight=False,
@@ -40,13 +45,37 @@ def consoles(quiet: bool = False) -> tuple[Console, Console]:
             Console(stderr=True, no_color=no_color, highlight=False, width=_width(sys.stderr)))
 
 
+class _LazyConsole:
+    """The stderr console, made on first use: a command that has nothing to report (most
+    `gradcli check` runs) does not import rich for it."""
+
+    def __init__(self) -> None:
+        self._console = None
+
+    def __getattr__(self, name):
+        if self._console is None:
+            self._console = consoles()[1]
+        return getattr(self._console, name)
+
+
+def stderr_console() -> Console:
+    """consoles()[1], made when first printed to (only for code that uses .print/.is_terminal)."""
+    return _LazyConsole()  # type: ignore[return-value]
+
+
 def file_console() -> Console:
     """A console that renders the tables as plain text (no ANSI codes) for --output."""
+    import io
+
+    from rich.console import Console
+
     return Console(file=io.StringIO(), color_system=None, force_terminal=False, highlight=False,
                    emoji=False, width=int(os.environ.get("COLUMNS") or UNBOUNDED_WIDTH))
 
 
 def error_line(message: str) -> Text:
+    from rich.text import Text
+
     return Text.assemble(("error: ", "bold red"), printable_lines(message))
 
 
@@ -57,9 +86,11 @@ OUT_OF_MEMORY = ("out of memory: the spec needs more memory than this machine gi
 def reports_errors(command):
     """Map gradcli's errors to a message on stderr and an exit code; no tracebacks."""
 
+    def err() -> Console:  # made when there is something to say: rich costs start-up time
+        return consoles()[1]
+
     @functools.wraps(command)
     def wrapper(*args, debug: bool = False, **kwargs):
-        _, err = consoles()
         click.get_current_context().meta["gradcli.debug"] = debug
         try:
             command(*args, **kwargs)
@@ -68,28 +99,32 @@ def reports_errors(command):
             if debug:
                 raise
             if str(exc):  # a closed pipe has nothing to say
-                err.print(error_line(str(exc)), soft_wrap=True)
+                err().print(error_line(str(exc)), soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
         except KeyboardInterrupt:  # 130 as a shell reports SIGINT; 1 would mean "expect failed"
-            err.print(Text("interrupted", style="bold red"))
+            from rich.text import Text
+
+            err().print(Text("interrupted", style="bold red"))
             raise SystemExit(130) from None
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except MemoryError:  # the budget (--max-memory) did not foresee it: still the user's spec
             if debug:
                 raise
-            err.print(error_line(OUT_OF_MEMORY), soft_wrap=True)
+            err().print(error_line(OUT_OF_MEMORY), soft_wrap=True)
             raise SystemExit(2) from None
         except Exception as exc:  # a bug of ours: say so plainly, keep the traceback for --debug
             if debug:
                 raise
-            err.print(internal_error(exc), soft_wrap=True)
+            err().print(internal_error(exc), soft_wrap=True)
             raise SystemExit(2) from None
 
     return click.option("--debug", is_flag=True, help="Show Python tracebacks (for bug reports).")(wrapper)
 
 
 def internal_error(exc: Exception, where: str = "") -> Text:
+    from rich.text import Text
+
     return Text.assemble(("internal error: ", "bold red"),
                          printable_lines(f"{where}{type(exc).__name__}: {exc}\n"
                                          "run again with --debug for the traceback, and please "
@@ -138,6 +173,8 @@ def load_one(path, overrides, strict: bool, err: Console, output: str | None = N
     outputs.refuse_read_files(output, experiment)
     problems = list(lint(experiment))
     for warning in problems:
+        from rich.text import Text
+
         err.print(Text.assemble(("warning: ", "yellow"), printable_lines(str(warning))), soft_wrap=True)
     if strict and problems:
         raise SpecError(f"{len(problems)} lint warning(s) and --strict is set", path=str(path))

@@ -1,15 +1,15 @@
 """The figure commands (`gradcli plot curve|train|sweep`) and `gradcli report`.
 
-matplotlib is imported only when a figure is drawn, so the rest of the CLI starts without it.
+matplotlib is imported only when a figure is drawn, so the rest of the CLI starts without it;
+rich and the runner only when a command runs (`gradcli --help` imports neither).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
-from rich.text import Text
 
-from . import __version__, runner
+from . import __version__
 from . import output as outputs
 from .cli_common import (
     Failure,
@@ -58,7 +58,7 @@ def plot_curve(spec, name, span, points, backend, overrides, output, max_memory)
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
                        span=span, points=points, max_memory=max_memory)
     outputs.write_file(target, figure_bytes(curve_figure(data), fmt), shown)
-    out.print(Text.assemble("wrote ", printable(shown)))
+    _wrote(out, shown)
 
 
 @plot.command(name="train")
@@ -73,6 +73,7 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
     """The training loss of each SPEC against steps (and its final loss on the whole training
     part as a star), and every train.metrics entry at its evaluation steps (training part
     solid, test part dashed): one line per spec (or per backend)."""
+    from . import runner
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()
@@ -84,7 +85,7 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
                                                       max_memory=max_memory))
                           for exp in loaded for b in names], several_specs=len(loaded) > 1)
     outputs.write_file(target, figure_bytes(train_figure(title, runs), fmt), shown)
-    out.print(Text.assemble("wrote ", printable(shown)))
+    _wrote(out, shown)
 
 
 @plot.command(name="sweep")
@@ -106,7 +107,7 @@ def plot_sweep(directory, x, y, hue, output) -> None:
     refuse_own_files(output, [directory])
     target, fmt, shown = figure_target(output, sweep.name, "sweep", [])
     outputs.write_file(target, figure_bytes(sweep_figure(sweep.name, series), fmt), shown)
-    out.print(Text.assemble("wrote ", printable(shown)))
+    _wrote(out, shown)
 
 
 @click.command()
@@ -120,10 +121,13 @@ def plot_sweep(directory, x, y, hue, output) -> None:
 def report(specs, backend, overrides, output, max_memory) -> None:
     """Write one self-contained HTML page (styles and figures inline) about each SPEC, or
     about a sweep DIR (`gradcli sweep --out DIR`): its grouped table and sweep plots."""
+    from rich.text import Text
+
     from . import curve, report_sweep
     from . import report as html
     from .plot import pyplot
     from .plot.sweep_dir import refuse_own_files
+
     out, err = consoles()
     pyplot()
     refuse_own_files(output, [p for p in specs if p.is_dir()])
@@ -144,5 +148,11 @@ def report(specs, backend, overrides, output, max_memory) -> None:
         err.print(Text.assemble("nothing to report: ", printable(output), " not written"), soft_wrap=True)
         raise SystemExit(worst(codes))
     outputs.write_file(target, html.page(entries, version=__version__), output)
-    out.print(Text.assemble("wrote ", printable(output)))
+    _wrote(out, output)
     raise SystemExit(worst(codes))
+
+
+def _wrote(out, shown) -> None:
+    from rich.text import Text
+
+    out.print(Text.assemble("wrote ", printable(shown)))

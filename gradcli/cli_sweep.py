@@ -7,13 +7,11 @@ grid, flag or DIR, 130 on Ctrl-C (finished runs stay; the same command resumes).
 """
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
 
 import click
-from rich.text import Text
 
 from . import output as outputs
 from .cli_common import backend_option, consoles, file_console, max_memory, reports_errors
@@ -128,6 +126,8 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
 
 def _interrupted(out, place, docs, runs, the_grid, pool: bool, err) -> None:
     """Ctrl-C: keep what finished (results.csv too), say how to resume, exit 130."""
+    from rich.text import Text
+
     if place is not None:
         place.write_csv(list(docs.values()), the_grid.keys)
     kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
@@ -158,6 +158,8 @@ def _collect(finished, total: int, already: int, docs: dict, place, err) -> None
     """Each run as it arrives: its file written (with --out), its digest kept for the
     report, counted on the progress bar."""
     import json
+
+    from rich.text import Text
 
     from .printable import printable
 
@@ -208,6 +210,8 @@ def _dask_client(scheduler: str | None, jobs: int):
             return Client(scheduler, timeout=os.environ.get(TIMEOUT_VARIABLE, "10s")), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise GradcliError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    import logging  # dask imports it anyway; the rest of the CLI need not
+
     cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                            dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster), cluster

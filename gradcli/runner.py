@@ -103,9 +103,10 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
             num = numeric_grads[out][name] if numeric_grads else None
-            kind = program.numeric_kinds[out][name] if numeric else "skipped"  # what it did
+            kind = program.numeric_kinds[out][name] if numeric else "skipped"  # what it did,
+            seed = program.numeric_seeds[out][name] if numeric else None  # with which seed
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
-            summary[out][name] = summarize(over, true[out][name], num, kind, experiment.seed)
+            summary[out][name] = summarize(over, true[out][name], num, kind, seed)
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
@@ -150,8 +151,9 @@ def train(program, experiment, progress) -> TrainRecord:
         raise train_error(experiment, exc, "train.loss") from None
 
 
-def summarize(over, true, numeric, numeric_kind: str, seed: int) -> Summary:
-    """cosine, max |diff|, norms and sign agreement of overridden vs true."""
+def summarize(over, true, numeric, numeric_kind: str, seed: int | None) -> Summary:
+    """cosine, max |diff|, norms and sign agreement of overridden vs true; `seed`: the one the
+    backend reports its directional check drew its directions with (Program.numeric_seeds)."""
     if over is None or true is None:
         return Summary(None, None, _norm(over), _norm(true), None)
     o = np.asarray(over, dtype=np.float64).ravel()

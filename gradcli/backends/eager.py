@@ -35,6 +35,7 @@ from ..core import budget as budgets
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
 from ..opset import OPS
+from .builder import SpecBuilder
 from .connectivity import Graph
 from .eager_args import Arguments
 from .eager_grad import GradOfBuild
@@ -51,15 +52,15 @@ def op_key(op_type: str) -> str:
 
 
 # ----- the interpreter's builder on a kit -----
-class EagerBuilder(Arguments, GradOfBuild):
+class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
 
     def __init__(self, program, mode: str, *, probes=None, stops=(), feeds=None,
                  record: bool = False, inspect: bool = False, count: bool = False,
                  log=None, vjps: bool = False) -> None:
+        super().__init__(program.dtype)
         self.program, self.kit, self.mode = program, program.kit, mode
         self.true_pass = mode == "true"
-        self.dtype = program.dtype
         self.probes, self.stops, self.feeds = probes or {}, set(stops), feeds or {}
         self.graph = Graph() if record else None
         self.inspect, self.count = inspect, count
@@ -86,11 +87,8 @@ class EagerBuilder(Arguments, GradOfBuild):
     def origin(self, place):
         return At(self, place)
 
-    # ----- Builder protocol -----
-    def constant(self, value):
-        array = np.asarray(value)
-        if array.dtype.kind in "iuf":
-            array = array.astype(self.dtype)
+    # ----- the kit's tensors (constants and dtype helpers: SpecBuilder) -----
+    def tensor(self, array):
         return self._made(self.kit.constant(array))
 
     def _made(self, t):
@@ -102,14 +100,14 @@ class EagerBuilder(Arguments, GradOfBuild):
     def is_tensor(self, value) -> bool:
         return self.kit.is_tensor(value)
 
-    def is_float(self, value) -> bool:
-        return self.kit.dtype_name(value).startswith("float")
-
     def dtype_name(self, value) -> str:
         return self.kit.dtype_name(value)
 
-    def to_index(self, value):
-        return np.asarray(self.kit.numpy(value)).tolist()
+    def shape(self, value) -> tuple:
+        return self.kit.shape(value)
+
+    def to_numpy(self, value):
+        return self.kit.numpy(value)
 
     @contextmanager
     def override_scope(self, entries):
@@ -120,14 +118,10 @@ class EagerBuilder(Arguments, GradOfBuild):
             self.scopes.pop()
 
     def call_function(self, spec, args, evaluate):
-        bound = dict(zip(spec.args, args))
-        for name, expr in spec.lets:
-            bound[name] = evaluate(expr, bound)
-        result = evaluate(spec.forward, bound)
+        bound, result = self.function_forward(spec, args, evaluate)
         if self.mode == "true":
             return result
-        single = not isinstance(result, tuple)  # a multi-output op; a list literal is one tensor
-        ys = tuple(self._as_tensor(y) for y in ((result,) if single else result))
+        ys, single = self.outputs(result)
         n = len(args)
         # The lets ride along as inputs that get no gradient, so the backward reads them from
         # the custom op's own residuals (jax's custom_vjp must not close over traced values),
@@ -143,8 +137,7 @@ class EagerBuilder(Arguments, GradOfBuild):
                                     f"({', '.join(spec.args)}): return one gradient per input, "
                                     "None where an input gets none")
             seen = {**bound, **dict(zip(spec.args, xs[:n])), **dict(zip(names, xs[n:k]))}
-            seen.update(dy=dys[0], **{f"dy{i}": d for i, d in enumerate(dys)})
-            return ([None if g is None else evaluate(g, seen) for g in spec.grads]
+            return (self.function_gradients(spec, seen, dys, evaluate)
                     + [None] * (len(lets) + len(ys)))
 
         pattern = [i < len(spec.grads) and spec.grads[i] is not None for i in range(n)]
@@ -154,7 +147,7 @@ class EagerBuilder(Arguments, GradOfBuild):
         return outs[0] if single else outs
 
     def pass_through(self, fn, x):
-        y = self._as_tensor(fn(x))
+        y = self.as_tensor(fn(x))
         if self.mode == "true":
             return y
         return self._custom([x, y], lambda x_, y_: (y_,), lambda xs, outs, dys: [dys[0], None],
@@ -259,7 +252,7 @@ class EagerBuilder(Arguments, GradOfBuild):
             entry = scope.get(key)
             if entry is not None:
                 if self.count:
-                    self.program.matched(entry)
+                    self.matched(entry)
                 return entry.gradient
         return None
 
@@ -367,9 +360,6 @@ class EagerBuilder(Arguments, GradOfBuild):
             raise GradientError(f"gradient {name!r} for op {op!r} returned shape {gs} for input {i} "
                                 f"of shape {xs}; expected {xs} (a scalar is broadcast)")
         return sum_to(kit, g, xs)
-
-    def _as_tensor(self, value):
-        return value if self.kit.is_tensor(value) else self.constant(value)
 
     # ----- ops every kit shares -----
     def _random(self, name, shape, *args, **kwargs):

@@ -1,4 +1,5 @@
-"""An experiment on an eager framework: every answer comes from building the forward again.
+"""An experiment on an eager framework: every answer comes from building the forward again
+(its strategy behind the Program flow of program.py; the numpy core's is a replay).
 
 Values come from one build; each kind of gradient from one build under the
 framework's vector-Jacobian product; numeric gradients from one build per
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GradcliError, GradientError, SpecError
-from ..fd import estimate, probe_kind
+from ..errors import GradientError
+from ..fd import estimate
 from ..lang.interpret import Interpreter, spec_error
+from .builder import gradient_of
 from .eager import EagerBuilder
-from .program import Convention, Program, note_loss_shape
+from .program import Convention, Program
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "
                 "or reordered formulas), so results a few float32 ulps (relative ~1e-6) away from "
@@ -32,26 +34,21 @@ class EagerProgram(Program):
         self.dtype = np.dtype(exp.dtype)
         self.register = {name.lower(): spec for name, spec in exp.register.items()}
         self.conventions: list[Convention] = []
-        self._counts = {id(e): 0 for e in exp.override_map}
         self._kept: list = []
         self._edges: list = []  # (op, note text, ids of its inputs) from the inspecting build
         self.leaves = {name: kit.constant(np.array(spec.value)) for name, spec in exp.inputs.items()}
         env, graph, builder = self.run("overridden", self.leaves, record=True, inspect=True,
                                        count=True)
-        self.override_matches = [(e, self._counts[id(e)]) for e in exp.override_map]
         self.aliases = dict(builder.aliases)
         self._env, self._graph = env, graph
-        self.value_names = [n for n in env if n not in exp.inputs and kit.is_tensor(env[n])]
         self._base = {n: np.asarray(kit.numpy(v)) for n, v in env.items() if kit.is_tensor(v)}
-        self._cache: dict[str, dict] = {}
         self._kept.clear()  # literal constants, held only while the inspecting build ran
         self._note_edges(env, graph)
         if exp.dtype == "float32":
             self.note(Convention("float32", FLOAT32_NOTE.format(label=kit.label)))
         for topic, text in kit.static_conventions(exp):
             self.note(Convention(topic, text))
-        if exp.train is not None and exp.train.loss in self._base:
-            note_loss_shape(self, self._base[exp.train.loss].shape)
+        self.first_build(env, builder)
 
     # ----- building -----
     def run(self, mode: str, leaves: dict, **options):
@@ -63,9 +60,6 @@ class EagerProgram(Program):
         graph = builder.graph
         builder.finish()
         return env, graph, builder
-
-    def matched(self, entry) -> None:
-        self._counts[id(entry)] = self._counts.get(id(entry), 0) + 1
 
     def note(self, convention: Convention) -> None:
         if convention not in self.conventions:
@@ -112,15 +106,18 @@ class EagerProgram(Program):
     def values(self) -> dict:
         return {n: _plain(self._base[n]) for n in self.value_names}
 
-    def gradients(self, kind: str) -> dict:
-        if kind not in self._cache:
-            exp = self.experiment
-            rows = self.differentiate(kind, [o.name for o in exp.outputs], exp.wrt,
-                                      exp.stop_gradients, self.leaves, exp.grad_ys)
-            self._cache[kind] = {out: {name: self._finish(kind, out, name, g, connected)
-                                       for name, (g, connected) in row.items()}
-                                 for out, (_, row) in rows.items()}
-        return {out: dict(row) for out, row in self._cache[kind].items()}
+    def build_gradients(self, kind: str) -> dict:
+        """One build under the framework's vjp; its values are the set (an eager framework
+        keeps no graph to replay)."""
+        exp = self.experiment
+        rows = self.differentiate(kind, [o.name for o in exp.outputs], exp.wrt,
+                                  exp.stop_gradients, self.leaves, exp.grad_ys)
+        return {out: {name: self._finish(kind, out, name, g, connected)
+                      for name, (g, connected) in row.items()}
+                for out, (_, row) in rows.items()}
+
+    def read_gradients(self, table: dict) -> dict:
+        return {out: dict(row) for out, row in table.items()}
 
     def differentiate(self, kind: str, outputs, wrt, stops, leaves: dict, grad_ys: dict,
                       log=None) -> dict:
@@ -160,13 +157,8 @@ class EagerProgram(Program):
                 if kind == "true":  # through comparisons and casts: connected, derivative 0
                     carried |= {n for i, n in src_ids.items() if graph.depends(id(y), i, set())}
                 if backward is not None:
-                    try:
+                    with gradient_of(self.expr_of(out), f"the {kind} gradient of output {out!r}"):
                         native = dict(zip(names, backward(k - 1, self._seed(out, value, grad_ys))))
-                    except GradcliError as exc:
-                        if isinstance(exc, SpecError):
-                            raise
-                        raise spec_error(self.expr_of(out), f"the {kind} gradient of output "
-                                                            f"{out!r}: {exc}") from None
             table[out] = (value, {n: (native.get(self.canonical(n)), self.canonical(n) in carried)
                                   for n in wrt})
         return table
@@ -218,32 +210,29 @@ class EagerProgram(Program):
                                    "(unconnected_gradients='error')")
         return None
 
-    def numeric(self, max_probes: int, directions: int) -> dict:
+    def size_of(self, name: str) -> int:
+        x = self.canonical(name)
+        return self._base[x].size if x in self._base else 0
+
+    def numeric_row(self, out: str, grad_ys, kinds: dict, limits: tuple, seed: int) -> dict:
+        # one build per probe (the framework keeps no graph to replay)
         exp, kit = self.experiment, self.kit
         stops = [self.canonical(n) for n in exp.stop_gradients]
-        result = {}
-        for out in exp.outputs:
-            gy = exp.grad_ys.get(out.name)
-            weights = 1.0 if gy is None else np.asarray(gy, dtype=np.float64)
-            y = self._env[out.name]
-            row, kinds = {}, {}
-            for name in exp.wrt:
-                x = self.canonical(name)
-                kinds[name] = probe_kind(self._base[x].size if x in self._base else 0, max_probes)
-                held = [s for s in stops if s != x and s in self._env]
-                if (not self.is_float(x) or not kit.is_tensor(y)
-                        or not self._graph.depends(id(y), id(self._env[x]),
-                                                   {id(self._env[s]) for s in held})):
-                    row[name] = None
-                    continue
-                objective = self._objective(out.name, x, held, weights)
-                base = self._base[x].astype(np.float64)
-                grad = estimate(objective, base, self._base[x].dtype, kinds[name], directions,
-                                exp.seed)
-                row[name] = _plain(grad.astype(self._base[x].dtype))
-            result[out.name] = row
-            self.numeric_kinds[out.name] = kinds
-        return result
+        weights = 1.0 if grad_ys is None else np.asarray(grad_ys, dtype=np.float64)
+        y, row = self._env[out], {}
+        for name in exp.wrt:
+            x = self.canonical(name)
+            held = [s for s in stops if s != x and s in self._env]
+            if (not self.is_float(x) or not kit.is_tensor(y)
+                    or not self._graph.depends(id(y), id(self._env[x]),
+                                               {id(self._env[s]) for s in held})):
+                row[name] = None
+                continue
+            objective = self._objective(out, x, held, weights)
+            base = self._base[x].astype(np.float64)
+            grad = estimate(objective, base, self._base[x].dtype, kinds[name], limits[1], seed)
+            row[name] = _plain(grad.astype(self._base[x].dtype))
+        return row
 
     def _objective(self, out: str, x: str, held: list, weights):
         exp, kit, dtype = self.experiment, self.kit, self._base[x].dtype
@@ -267,13 +256,11 @@ class EagerProgram(Program):
         env, _, _ = self.run("true", self._fed(feed))
         return _plain(np.asarray(self.kit.numpy(env[output])))
 
-    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
-        exp, leaves = self.experiment, self._fed(feed)
-        grads = []
-        for kind in ("overridden", "true"):
-            rows = self.differentiate(kind, [output], [wrt], exp.stop_gradients, leaves, exp.grad_ys)
-            grads.append(self._finish(kind, output, wrt, *rows[output][1][wrt]))
-        return tuple(grads)
+    def gradient_at(self, kind: str, feed: dict, output: str, wrt: str):
+        exp = self.experiment
+        rows = self.differentiate(kind, [output], [wrt], exp.stop_gradients, self._fed(feed),
+                                  exp.grad_ys)
+        return self._finish(kind, output, wrt, *rows[output][1][wrt])
 
     def _fed(self, feed: dict) -> dict:
         """The leaves with some inputs replaced (an eager framework builds again from them)."""

@@ -1,18 +1,25 @@
-"""The numpy backend: a spec built once on gradcli's bundled core, then replayed."""
+"""The numpy backend: a spec built once on gradcli's bundled core, then replayed.
+
+One more backend behind the Program flow (program.py) and the shared builder (builder.py);
+its strategy is the core's nature: the forward is one symbolic graph, built once; each
+gradient set (overridden, true, training's) is a gradient graph added to it when first
+asked (gradient_set: a spec that needs only some builds only those), and every answer,
+values, gradients, finite differences, curves, training steps and sweeps (rebind), replays
+those graphs (gc.evaluate, gc.function) instead of building again.
+"""
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 import numpy as np
 
 from .. import core as gc
-from ..errors import GradcliError, SpecError
-from ..fd import probe_kind
-from ..lang.interpret import Interpreter, spec_error
+from ..lang.interpret import Interpreter
 from ..opset import OPS
 from . import core_grad
+from .builder import SpecBuilder, gradient_of
 from .numpy_train import train_gradients
-from .program import Program, birth, check_grad_ys, note_loss_shape
+from .program import Program, birth, check_grad_ys
 
 NAME = "numpy"
 
@@ -21,12 +28,13 @@ def available() -> tuple[bool, str]:
     return True, f"numpy {np.__version__} (bundled core)"
 
 
-class _Builder:
-    """gradcli's core as the interpreter's op table and gradient-control hooks."""
+class _Builder(SpecBuilder):
+    """The core's hooks: an override is recorded on the op it builds (the registry's override
+    scope), a function is the core's custom_gradient, grad() adds the gradient's ops to the
+    one graph. Built once: nothing is built again."""
 
     def __init__(self, dtype: str) -> None:
-        self.dtype = np.dtype(dtype)
-        self.scopes: list[tuple[list, gc.gradient_override_map]] = []
+        super().__init__(dtype)
         self.ops = {name: getattr(gc, name) for name in OPS if hasattr(gc, name)}
         self.ops.update(
             getitem=gc.getitem,
@@ -37,50 +45,38 @@ class _Builder:
             one_hot=lambda indices, depth: gc.one_hot(indices, depth, dtype=self.dtype),
         )
 
-    def constant(self, value):
-        array = np.asarray(value)
-        return gc.constant(array, dtype=self.dtype if array.dtype.kind in "iuf" else None)
+    def tensor(self, array):
+        return gc.constant(array)
 
     def is_tensor(self, value) -> bool:
         return isinstance(value, gc.Tensor)
 
-    def is_float(self, value) -> bool:
-        return value.dtype.kind == "f"
-
     def dtype_name(self, value) -> str:
         return str(value.dtype)
 
-    def to_index(self, value):
-        return np.asarray(value.numpy()).tolist()
+    def shape(self, value) -> tuple:
+        return value.shape
+
+    def to_numpy(self, value):
+        return value.numpy()
 
     @contextmanager
     def override_scope(self, entries):
         scope = gc.gradient_override_map({e.op: e.gradient for e in entries}, warn_unused=False)
-        self.scopes.append((entries, scope))
         with scope:
             yield
+        for entry in entries:  # the core noted each op it claimed for the scope
+            self.matched(entry, len(scope.matches.get(entry.op, [])))
 
     def call_function(self, spec, args, evaluate):
         def forward(*xs):
-            bound = dict(zip(spec.args, xs))
-            for name, expr in spec.lets:  # the forward's intermediates, which grad_fn sees
-                bound[name] = evaluate(expr, bound)
-
-            def grad_fn(*dys):
-                names = {"dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
-                return [None if g is None else evaluate(g, {**bound, **names}) for g in spec.grads]
-
-            return self._outputs(evaluate(spec.forward, bound)), grad_fn
+            bound, result = self.function_forward(spec, xs, evaluate)
+            outs, single = self.outputs(result)
+            return (outs[0] if single else outs), (
+                lambda *dys: self.function_gradients(spec, bound, dys, evaluate))
 
         forward.__name__ = spec.name
         return gc.custom_gradient(forward)(*args)
-
-    def _outputs(self, value):
-        """A function's forward as tensors: a tuple from a multi-output op, else one tensor
-        (a constant forward, such as `3.0` or `[1.0, 2.0]`, included)."""
-        if isinstance(value, tuple):
-            return tuple(v if self.is_tensor(v) else self.constant(v) for v in value)
-        return value if self.is_tensor(value) else self.constant(value)
 
     def pass_through(self, fn, x):
         return gc.grad_pass_through(fn)(x)
@@ -88,15 +84,6 @@ class _Builder:
     def grad(self, y_at, x):
         # The core's graph is symbolic: y as already built is a function of x, no rebuild.
         return core_grad.gradient(y_at(), x)
-
-    def checkpoint(self):
-        return None
-
-    def rebuilding(self, mark):
-        return nullcontext()
-
-    def bind(self, names, value, env):
-        return value
 
     def origin(self, place):
         return gc.origin(place)
@@ -128,17 +115,11 @@ class NumpyProgram(Program):
                        for name, spec in exp.inputs.items()}
         with self._registered_gradients():
             self.env = self.interpreter.build(self.leaves)
-            self.override_matches = _matches_per_entry(builder.scopes)
-            check_grad_ys(exp, {out.name: self.env[out.name].shape for out in exp.outputs})
-            self._grads = {kind: self._build_gradients(kind) for kind in ("overridden", "true")}
-            # Training's gradients are graph nodes too: built now, while the spec's registered
-            # gradients are in the registry (they leave it when the build is done).
-            self._train_grads = (train_gradients(self, self.env) if exp.train is not None
-                                 else None)
-        if exp.train is not None:
-            note_loss_shape(self, self.env[exp.train.loss].shape)
-        self.value_names = [n for n in self.env if n not in exp.inputs
-                            and isinstance(self.env[n], gc.Tensor)]
+        # Gradient graphs are built when first asked (Program.gradient_set, the trainee's
+        # training gradients): their random draws (a gradient expression may draw) continue
+        # this stream, as if each were built right after the forward, in the order asked.
+        self._draws = _stream()
+        self.first_build(self.env, builder)
 
     @contextmanager
     def _registered_gradients(self):
@@ -151,21 +132,39 @@ class NumpyProgram(Program):
             for name in names:
                 gc.unregister_gradient(name)
 
-    def _build_gradients(self, kind: str) -> dict:
+    @contextmanager
+    def building_gradients(self):
+        """Where a gradient graph of this spec is built: its registered gradients in the
+        registry (they are looked up as the backward walk meets each op), its random draws
+        from this program's own stream."""
+        saved = _stream()
+        _stream(self._draws)
+        try:
+            with self._registered_gradients():
+                yield
+        finally:
+            _stream(saved)
+
+    def build_gradients(self, kind: str):
+        """The gradient graph of one set: 'overridden', 'true', or 'train' (the training
+        loss's clipped gradients, which the trainee replays; kept across rebinds too)."""
+        with self.building_gradients():
+            if kind == "train":
+                return train_gradients(self, self.env)
+            return self._gradient_graph(kind)
+
+    def _gradient_graph(self, kind: str) -> dict:
         exp, env = self.experiment, self.env
+        check_grad_ys(exp, {out.name: env[out.name].shape for out in exp.outputs})
         differentiate = gc.gradients if kind == "overridden" else gc.true_gradients
         xs = [env[n] for n in exp.wrt]
         stops = [env[n] for n in exp.stop_gradients]
         table = {}
         for out in exp.outputs:
             gy = exp.grad_ys.get(out.name)
-            try:
+            with gradient_of(out.expr, f"the {kind} gradient of output {out.name!r}"):
                 grads = differentiate([env[out.name]], xs, grad_ys=None if gy is None else [gy],
                                       stop_gradients=stops, unconnected_gradients=exp.unconnected)
-            except GradcliError as exc:
-                if isinstance(exc, SpecError):
-                    raise
-                raise spec_error(out.expr, f"the {kind} gradient of output {out.name!r}: {exc}") from None
             table[out.name] = dict(zip(exp.wrt, grads))
         return table
 
@@ -175,7 +174,7 @@ class NumpyProgram(Program):
         for name, spec in experiment.inputs.items():
             self.leaves[name].assign(spec.value)
         self.experiment = self.interpreter.experiment = experiment
-        self.numeric_kinds = {}
+        self.numeric_kinds, self.numeric_seeds = {}, {}
         return True
 
     # ----- what the runner asks for -----
@@ -183,8 +182,7 @@ class NumpyProgram(Program):
         tensors = [self.env[n] for n in self.value_names]
         return dict(zip(self.value_names, gc.evaluate(tensors))) if tensors else {}
 
-    def gradients(self, kind: str) -> dict:
-        table = self._grads[kind]
+    def read_gradients(self, table: dict) -> dict:
         flat = [(o, i, g) for o, row in table.items() for i, g in row.items() if g is not None]
         values = gc.evaluate([g for _, _, g in flat]) if flat else []
         result = {o: {i: None for i in row} for o, row in table.items()}
@@ -192,26 +190,24 @@ class NumpyProgram(Program):
             result[o][i] = value
         return result
 
-    def numeric(self, max_probes: int, directions: int) -> dict:
+    def size_of(self, name: str) -> int:
+        return self.env[name].size
+
+    def numeric_row(self, out: str, grad_ys, kinds: dict, limits: tuple, seed: int) -> dict:
+        # the core replays the forward per probe; it probes by the same rule (fd.probe_kind)
         exp, env = self.experiment, self.env
-        xs = [env[n] for n in exp.wrt]
-        stops = [env[n] for n in exp.stop_gradients]
-        result = {}
-        for out in exp.outputs:
-            gy = exp.grad_ys.get(out.name)
-            grads = gc.numeric_gradients([env[out.name]], xs, grad_ys=None if gy is None else [gy],
-                                         stop_gradients=stops, unconnected_gradients="none",
-                                         max_probes=max_probes, directions=directions,
-                                         seed=exp.seed)
-            result[out.name] = dict(zip(exp.wrt, grads))
-            self.numeric_kinds[out.name] = {n: probe_kind(x.size, max_probes)
-                                            for n, x in zip(exp.wrt, xs)}
-        return result
+        max_probes, directions = limits
+        grads = gc.numeric_gradients([env[out]], [env[n] for n in exp.wrt],
+                                     grad_ys=None if grad_ys is None else [grad_ys],
+                                     stop_gradients=[env[n] for n in exp.stop_gradients],
+                                     unconnected_gradients="none", max_probes=max_probes,
+                                     directions=directions, seed=seed)
+        return dict(zip(exp.wrt, grads))
 
     def locate_nonfinite(self, phase: str, tensors: list) -> list:
         if phase == "forward":
             return _locate(self.experiment, phase, tensors, [self.env[n] for n in tensors])
-        table = self._grads[phase]
+        table = self.gradient_set(phase)
         return _locate(self.experiment, phase, [f"d{o}/d{i}" for o, i in tensors],
                        [table[o][i] for o, i in tensors])
 
@@ -223,10 +219,12 @@ class NumpyProgram(Program):
         with self._fed(feed):
             return gc.evaluate([self.env[output]])[0]
 
-    def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
-        grads = [self._grads[kind][output][wrt] for kind in ("overridden", "true")]
+    def gradient_at(self, kind: str, feed: dict, output: str, wrt: str):
+        g = self.gradient_set(kind)[output][wrt]
+        if g is None:
+            return None
         with self._fed(feed):
-            return tuple(None if g is None else gc.evaluate([g])[0] for g in grads)
+            return gc.evaluate([g])[0]
 
     @contextmanager
     def _fed(self, feed: dict):
@@ -239,6 +237,15 @@ class NumpyProgram(Program):
         finally:
             for name, value in saved.items():
                 self.leaves[name].assign(value)
+
+
+def _stream(state=None):
+    """The core's random stream (its seed and its count of draws made), or set it to state."""
+    from ..core.ops_array import _Seeds  # noqa: PLC2701 - the one reader besides set_seed
+    if state is None:
+        return _Seeds.base, _Seeds.counter
+    _Seeds.base, _Seeds.counter = state
+    return state
 
 
 def _first(found: list):
@@ -254,15 +261,6 @@ def _locate(experiment, phase: str, labels: list, tensors: list, step=None) -> l
             found.append(birth(experiment, phase, label, hit.value, hit.born, hit.op.type,
                                hit.origin, leaf, step))
     return found
-
-
-def _matches_per_entry(scopes) -> list:
-    """(entry, ops matched) once per entry, summed over the scopes it was entered in."""
-    counts: dict = {}
-    for entries, scope in scopes:
-        for entry in entries:
-            counts[entry] = counts.get(entry, 0) + len(scope.matches.get(entry.op, []))
-    return list(counts.items())
 
 
 def build(experiment) -> NumpyProgram:

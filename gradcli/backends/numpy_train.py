@@ -46,7 +46,7 @@ class NumpyTrainee:
         data = exp.data
         self.data_names = () if data is None else (data.features, data.labels)
         base = _Graph(program.env, {n: program.leaves[n] for n in self.data_names})
-        base.grads = program._train_grads  # built with the program, in its registry scope
+        base.grads = program.gradient_set("train")  # built when training is first asked, kept
         self.graphs = {_shapes(base.data): base}
         self.graph = base
         self.rule = rule_for(self.spec.optimizer, self.spec.hyper)

@@ -1,9 +1,12 @@
-"""What every backend's built experiment offers the runner, in plain numpy."""
+"""What every backend's built experiment offers the runner, in plain numpy: the Program flow
+(which gradient set is built when, the numeric loop and what it reports: kinds and seeds),
+and the records a run returns."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import SpecError
+from ..fd import probe_kind
 from ..record import Factory, record
 
 SMALL = 64  # up to this many parameter elements, training records every step's values
@@ -55,8 +58,8 @@ def check_grad_ys(experiment, shapes: dict) -> None:
     gradient of tf.gradients, one per y).
 
     The one check of that rule: the runner applies it to every backend before it asks for
-    gradients, and the numpy core (which differentiates while it builds) as soon as it knows
-    the shapes, so every backend refuses the same specs with the same words, whether or not a
+    gradients, and the numpy core before it builds a gradient set (a curve asks without the
+    runner), so every backend refuses the same specs with the same words, whether or not a
     path reaches the output.
     """
     for out, given in experiment.grad_ys.items():
@@ -101,7 +104,13 @@ class TrainRecord:
 
 
 class Program:
-    """A spec built once on one backend; each method replays it."""
+    """A spec built on one backend, and the one flow of what the runner asks of it.
+
+    The flow (which set is built when, the numeric loop and what it reports) is written here
+    once; a backend supplies its strategy: build_gradients / read_gradients (the core builds a
+    gradient graph once and replays it; an eager framework builds again and keeps the values),
+    numeric_row, size_of.
+    """
 
     def __init__(self, experiment) -> None:
         self.experiment = experiment
@@ -110,6 +119,10 @@ class Program:
         self.warnings: list[str] = []                # what the run should tell its reader
         self.numeric_kinds: dict = {}                # {output: {input: "full" | "directional"}},
                                                      # filled by numeric(): what it did
+        self.numeric_seeds: dict = {}                # {output: {input: seed or None}}: the seed
+                                                     # of a directional check's directions
+        self.gradient_builds: dict = {}              # {kind: builds}: a set is built when asked
+        self._gradient_sets: dict = {}               # kind -> what build_gradients gave
 
     def rebind(self, experiment) -> bool:
         """Replay this built graph for `experiment`, which differs from the one it was built
@@ -117,17 +130,65 @@ class Program:
         steps: see sweep/replay.py): True when this backend can, and then it has taken them."""
         return False
 
+    def first_build(self, env: dict, builder) -> None:
+        """What the spec's first build tells on every backend: how many ops each override_map
+        entry matched, which lets and outputs hold tensors (values() gives those), and that a
+        non-scalar training loss is trained on its sum."""
+        exp = self.experiment
+        self.override_matches = builder.override_matches(exp.override_map)
+        self.value_names = [n for n in env if n not in exp.inputs and builder.is_tensor(env[n])]
+        loss = env.get(exp.train.loss) if exp.train is not None else None
+        if loss is not None and builder.is_tensor(loss):
+            note_loss_shape(self, builder.shape(loss))
+
     def values(self) -> dict:
         """Every let and output by name."""
         raise NotImplementedError
 
     def gradients(self, kind: str) -> dict:
-        """{output: {input: array or None}} for kind 'overridden' or 'true'."""
+        """{output: {input: array or None}} for kind 'overridden' or 'true'; the set is built
+        the first time it is asked for (issue 14: a spec that needs only some is built only
+        those), and read from that one build every time after."""
+        return self.read_gradients(self.gradient_set(kind))
+
+    def gradient_set(self, kind: str):
+        """The backend's build of one gradient set, made when first needed."""
+        built = self._gradient_sets.get(kind)
+        if built is None:
+            built = self._gradient_sets[kind] = self.build_gradients(kind)
+            self.gradient_builds[kind] = self.gradient_builds.get(kind, 0) + 1
+        return built
+
+    def build_gradients(self, kind: str):
+        """Strategy: one gradient set ('overridden' or 'true') built, in the backend's form."""
+        raise NotImplementedError
+
+    def read_gradients(self, built) -> dict:
+        """Strategy: {output: {input: array or None}} from what build_gradients gave."""
         raise NotImplementedError
 
     def numeric(self, max_probes: int, directions: int) -> dict:
         """Finite-difference gradients, directional beyond max_probes elements (of the tensor
-        probed, input or let); records which it did in numeric_kinds."""
+        probed, input or let); records which it did in numeric_kinds and the seed of each
+        directional check's directions in numeric_seeds (the runner projects onto the same)."""
+        exp, result = self.experiment, {}
+        for out in exp.outputs:
+            kinds = {n: probe_kind(self.size_of(n), max_probes) for n in exp.wrt}
+            gy = exp.grad_ys.get(out.name)
+            result[out.name] = self.numeric_row(out.name, gy, kinds, (max_probes, directions),
+                                                exp.seed)
+            self.numeric_kinds[out.name] = kinds
+            self.numeric_seeds[out.name] = {n: exp.seed if k == "directional" else None
+                                            for n, k in kinds.items()}
+        return result
+
+    def size_of(self, name: str) -> int:
+        """Strategy: how many elements the tensor named (an input or a let) has."""
+        raise NotImplementedError
+
+    def numeric_row(self, out: str, grad_ys, kinds: dict, limits: tuple, seed: int) -> dict:
+        """Strategy: {input: numeric gradient or None} of sum(grad_ys * out), each input probed
+        as kinds says (limits: (max_probes, directions); directions drawn with `seed`)."""
         raise NotImplementedError
 
     def train(self, progress=lambda it, **kw: it) -> TrainRecord:
@@ -147,6 +208,11 @@ class Program:
 
     def gradients_at(self, feed: dict, output: str, wrt: str) -> tuple:
         """(overridden, true) gradient of output with respect to input wrt, replayed at feed."""
+        return tuple(self.gradient_at(kind, feed, output, wrt) for kind in ("overridden", "true"))
+
+    def gradient_at(self, kind: str, feed: dict, output: str, wrt: str):
+        """Strategy: one gradient of one set at feed (a replay of the set's build, or a build
+        from the fed inputs)."""
         raise NotImplementedError
 
     def locate_nonfinite(self, phase: str, tensors: list) -> list[Nonfinite]:

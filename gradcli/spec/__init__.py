@@ -1,27 +1,35 @@
 """Load, validate and lint experiment specs (the expression language is gradcli.lang).
 
 Imports only PyYAML, numpy, gradcli.errors, gradcli.opset and gradcli.lang: never a backend.
+Each name below is imported from its module on first use, not with the package: `gradcli
+schema` reads spec/schema.py and spec/sections.py without the loader (or PyYAML).
 """
-from gradcli.spec.lint import LintWarning, lint
-from gradcli.spec.load import load_spec, load_spec_text
-from gradcli.spec.model import (
-                                ClipSpec,
-                                ExpectSpec,
-                                Experiment,
-                                Expr,
-                                FunctionSpec,
-                                GradientSpec,
-                                InputSpec,
-                                LetSpec,
-                                Location,
-                                OutputSpec,
-                                OverrideEntry,
-                                TrainSpec,
-)
-from gradcli.spec.schema import json_schema
+from __future__ import annotations
 
-__all__ = [
-    "ClipSpec", "Experiment", "ExpectSpec", "Expr", "FunctionSpec", "GradientSpec", "InputSpec",
-    "LetSpec", "LintWarning", "Location", "OutputSpec", "OverrideEntry", "TrainSpec",
-    "json_schema", "lint", "load_spec", "load_spec_text",
-]
+import sys
+
+# name -> the module of this package that defines it
+_HOME = {
+    "LintWarning": "lint", "lint": "lint",
+    "load_spec": "load", "load_spec_text": "load",
+    "ClipSpec": "model", "ExpectSpec": "model", "Experiment": "model", "Expr": "model",
+    "FunctionSpec": "model", "GradientSpec": "model", "InputSpec": "model", "LetSpec": "model",
+    "Location": "model", "OutputSpec": "model", "OverrideEntry": "model", "TrainSpec": "model",
+    "json_schema": "schema",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    home = _HOME.get(name)
+    if home is None:  # a submodule (`from gradcli.spec import document`) is then imported as usual
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    __import__(f"{__name__}.{home}")  # as an import statement would (-X importtime reports it)
+    value = getattr(sys.modules[f"{__name__}.{home}"], name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOME))

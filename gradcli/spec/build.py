@@ -29,15 +29,12 @@ from gradcli.spec.gradients import build_functions, build_override_map, build_re
 from gradcli.spec.inputs import InputBuilder
 from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
 from gradcli.spec.names import Names
-from gradcli.spec.sections import TOP
+from gradcli.spec.sections import BACKENDS, SPEC_DTYPES, TOP, UNCONNECTED  # noqa: F401 - BACKENDS: also read here
 from gradcli.spec.sites import check_at, parse_at
 from gradcli.spec.sweep import build_sweep
 from gradcli.spec.training import build_expect, build_train
 
 TOP_KEYS = TOP.keys
-BACKENDS = ("numpy", "torch", "jax", "tensorflow")
-SPEC_DTYPES = ("float64", "float32")
-UNCONNECTED = ("none", "zero", "error")
 
 
 def build_experiment(root: Map, path: str) -> Experiment:

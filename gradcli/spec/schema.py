@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from gradcli.data import DATASETS
 from gradcli.ops import BUILTIN_GRADIENTS, DTYPES, LANGUAGE_FORMS, OPS
-from gradcli.spec.build import BACKENDS, SPEC_DTYPES, UNCONNECTED
 from gradcli.spec.sections import (
+    BACKENDS,
     CLIP,
     DATA,
     DATA_LOAD,
     EXPECT,
     EXPECT_TRAIN,
+    FLOAT32_MAX,
     FUNCTION,
     INPUT,
+    MAX_STEPS,
     ON_NONFINITE,
     OPTIMIZER,
     OPTIMIZERS,
@@ -23,12 +25,13 @@ from gradcli.spec.sections import (
     SCHEDULE,
     SCHEDULE_KINDS,
     SOURCES,
+    SPEC_DTYPES,
     TOLERANCE,
     TOP,
     TRAIN,
+    UNCONNECTED,
     Section,
 )
-from gradcli.spec.training import FLOAT32_MAX, MAX_STEPS
 
 _NAME = "^[A-Za-z_][A-Za-z0-9_]*$"
 

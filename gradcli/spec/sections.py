@@ -32,6 +32,15 @@ SCHEDULES = {"cosine": ("steps",), "step": ("every", "gamma"), "exponential": ("
 ON_NONFINITE = ("stop", "error", "continue")
 SOURCES = ("value", "uniform", "normal", "zeros", "ones", "linspace", "load")
 CLIP_KINDS = ("norm", "global_norm", "value")
+BACKENDS = ("numpy", "torch", "jax", "tensorflow")
+SPEC_DTYPES = ("float64", "float32")
+UNCONNECTED = ("none", "zero", "error")
+# Limits of train: (spec/training.py checks them; the JSON Schema states MAX_STEPS), kept here
+# with the keys so that the schema needs neither the loader nor PyYAML.
+MAX_STEPS = 100_000
+MAX_EPOCHS = 100_000
+MAX_BATCH = 10_000_000
+FLOAT32_MAX = 3.4028234663852886e38  # tf.train rounds every hyper-parameter through float32
 
 TOP = Section(
     "", ("name", "description", "backend", "dtype", "seed", "inputs", "let", "outputs", "wrt",

@@ -32,6 +32,10 @@ from gradcli.spec.sections import (
     CLIP,
     EXPECT,
     EXPECT_TRAIN,
+    FLOAT32_MAX,
+    MAX_BATCH,
+    MAX_EPOCHS,
+    MAX_STEPS,
     ON_NONFINITE,
     OPTIMIZER,
     OPTIMIZERS,
@@ -42,11 +46,6 @@ from gradcli.spec.sections import (
     TRAIN,
 )
 from gradcli.spec.sites import check_at, parse_at
-
-MAX_STEPS = 100_000
-MAX_EPOCHS = 100_000
-MAX_BATCH = 10_000_000
-FLOAT32_MAX = 3.4028234663852886e38  # tf.train rounds every hyper-parameter through float32
 
 
 def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputSpec],

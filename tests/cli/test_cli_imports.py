@@ -1,0 +1,185 @@
+"""Start-up: each command imports only what it uses (issue 14, "the cold path").
+
+Each case runs the command in a fresh interpreter and lists the heavy packages it left in
+sys.modules, so an eager import added back at module level fails here, without timing.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = "experiments/ste_sign_quantize_grad.yaml"
+HEAVY = ("numpy", "rich", "yaml", "torch", "jax", "tensorflow", "matplotlib", "dask")
+
+PROBE = """
+import json, sys
+sys.argv = ["gradcli", *sys.argv[1:]]
+from gradcli.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
+ours = sorted(m for m in sys.modules if m.startswith("gradcli."))
+sys.stderr.write("\\nPROBE " + json.dumps({"code": code, "heavy": heavy, "ours": ours}) + "\\n")
+""" % (HEAVY,)
+
+
+def probe(*args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    line = proc.stderr.rsplit("\nPROBE ", 1)[-1]
+    found = json.loads(line)
+    found["stdout"] = proc.stdout
+    return found
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["list", "--help"]])
+def test_help_imports_no_heavy_package(args):
+    found = probe(*args)
+    assert found["code"] == 0
+    assert "Usage:" in found["stdout"] or "gradcli" in found["stdout"]
+    assert found["heavy"] == []  # not even numpy: help needs click alone
+    # nor the core, the spec model or the runner
+    assert not [m for m in found["ours"] if m.split(".")[1] in {"core", "spec", "runner", "render",
+                                                                   "backends", "ops", "lang"}]
+
+
+def test_schema_needs_no_rich():
+    found = probe("schema")
+    assert found["code"] == 0
+    assert json.loads(found["stdout"])["type"] == "object"
+    assert found["heavy"] == ["numpy"]  # the op table's kernels; not rich, not PyYAML
+    assert not {"gradcli.core", "gradcli.runner", "gradcli.spec.load", "gradcli.spec.document",
+                "gradcli.lang"} & set(found["ours"])
+
+
+def test_check_does_not_build_or_run():
+    found = probe("check", DEMO)
+    assert found["code"] == 0
+    assert found["stdout"].startswith(f"ok {DEMO} (")
+    assert not {"rich", "torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
+    assert not {"gradcli.core", "gradcli.runner", "gradcli.backends"} & set(found["ours"])
+
+
+def test_list_ops_and_gradients_import_neither_core_nor_spec():
+    for what in ("ops", "gradients"):
+        found = probe("list", what)
+        assert found["code"] == 0
+        assert "yaml" not in found["heavy"] and "rich" not in found["heavy"]
+        assert not {"gradcli.core", "gradcli.spec", "gradcli.runner", "gradcli.cli_figures",
+                    "gradcli.cli_sweep"} & set(found["ours"])  # plot, report, sweep: when named
+
+
+def test_run_imports_no_framework_and_no_other_command():
+    found = probe("run", DEMO)
+    assert found["code"] == 0
+    assert not {"torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
+    # compare's, plot's and sweep's machinery is not the demo's
+    assert not {"gradcli.comparison", "gradcli.plot", "gradcli.sweep", "gradcli.curve",
+                "gradcli.render_compare", "gradcli.render_sweep"} & set(found["ours"])
+
+
+def test_library_import_is_lazy_and_complete():
+    """`import gradcli` alone loads no numpy; every public name of the core is still there."""
+    code = ("import sys, gradcli as gc\n"
+            "before = 'numpy' in sys.modules\n"
+            "import gradcli.core as core\n"
+            "missing = [n for n in core.__all__ if getattr(gc, n) is not getattr(core, n)]\n"
+            "ns = {}\n"
+            "exec('from gradcli import *', ns)\n"
+            "star = sorted(set(core.__all__) - set(ns))\n"
+            "x = gc.constant(3.0)\n"
+            "g, = gc.gradients(gc.mul(x, x), [x])\n"
+            "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+    assert out == ["False", "[]", "[]", "6.0", "True"]
+
+
+def test_no_submodule_hides_a_public_name():
+    """gradcli.__getattr__ looks for a submodule first: none may share a core name."""
+    import pkgutil
+
+    import gradcli
+    import gradcli.core
+
+    submodules = {m.name for m in pkgutil.iter_modules(gradcli.__path__)}
+    assert "runner" in submodules and "gradients" in gradcli.core.__all__
+    assert not submodules & set(gradcli.core.__all__)
+
+
+def _rich_table(headers, rows, width=240) -> str:
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    file = io.StringIO()
+    table = Table(show_header=True)
+    for header in headers:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    Console(file=file, width=width, highlight=False).print(table)
+    return file.getvalue()
+
+
+@pytest.mark.parametrize("what", ["ops", "gradients", "backends"])
+def test_plain_list_is_what_rich_prints(what):
+    """The table drawn without rich is rich's, byte for byte (the output is a contract)."""
+    from gradcli.cli import _list_rows
+    from gradcli.render_plain import table_text
+
+    headers, rows = _list_rows(what)
+    text = table_text(headers, rows, 240)
+    assert text is not None  # the fast path is taken for every subject today
+    assert text == _rich_table(headers, rows)
+
+
+def test_plain_table_gives_way_to_rich_when_rich_would_wrap_or_measure():
+    from gradcli.render_plain import table_text
+
+    for doc_width in range(220, 240):  # around the width where rich starts wrapping
+        rows = [["a", "x" * doc_width], ["bb", "y"]]
+        text = table_text(["h", "doc"], rows, 240)
+        assert text is None or text == _rich_table(["h", "doc"], rows)
+    assert table_text(["h", "doc"], [["a", "x" * 240]], 240) is None
+    assert table_text(["h"], [["wide 漢字"]], 240) is None  # two cells a character: rich measures
+    assert table_text(["h"], [["tab\there"]], 240) is None
+    assert table_text(["h"], [], 240) is None
+
+
+def test_list_on_a_forced_colour_terminal_is_still_rich():
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FORCE_COLOR": "1"}
+    out = subprocess.run([sys.executable, "-m", "gradcli", "list", "gradients"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "\x1b[1m" in out and "identity" in out  # bold headers: rich drew it
+    found = probe("list", "gradients")
+    assert "rich" not in found["heavy"] and "\x1b[" not in found["stdout"]
+
+
+def test_plain_ok_line_is_what_rich_prints():
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from gradcli.render_plain import plain_line
+
+    for line in ["ok experiments/a.yaml (a)", "ok " + "d/" * 117 + "x (y)", "ok a  b (c)",
+                 "ok " + "p" * 236, "ok " + "p" * 237, "ok x (é)", "ok x (y) "]:
+        file = io.StringIO()
+        Console(file=file, width=240, highlight=False).print(Text.assemble(("ok ", "green"), line[3:]))
+        if plain_line(line, 240):
+            assert file.getvalue() == line + "\n"
+    assert not plain_line("ok " + "p" * 237, 240) and not plain_line("ok x (y) ", 240)
