@@ -228,8 +228,8 @@ _RESULT_DTYPES: dict[tuple, object] = {}
 def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
     """An elementwise op's output: shape and dtype from the inputs, value computed on demand.
 
-    For float inputs only: there a kernel cannot fail on values under errstate, so
-    nothing is lost by not running it now. Integer and boolean inputs (int ** -1
+    For float inputs only, outside a memory budget: there a kernel cannot fail on values
+    under errstate, so nothing is lost by not running it now. Integer and boolean inputs (int ** -1
     raises) and inputs that do not broadcast (the kernel's own error says why) go
     through make_op, which runs the kernel.
     """
@@ -252,10 +252,10 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
             if shape is None:
                 return make_op(type_, kernel, inputs).outputs[0]
             break
-    budget = budgets._active
-    if budget is not None:  # what the value would hold, counted as if it were kept
-        budget.admit(type_, [t.shape for t in inputs], [t.dtype for t in inputs], _NO_ATTRS,
-                     count=True)
+    if budgets._active is not None:
+        # Under a memory budget (every CLI run) values are computed at build as before: the
+        # ledger counts what is held, and an allocation that fails names the op that made it.
+        return make_op(type_, kernel, inputs).outputs[0]
     return make_lazy(type_, kernel, inputs, _NO_ATTRS, shape, dtype)
 
 
