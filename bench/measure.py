@@ -57,6 +57,12 @@ def settle_allocator() -> None:
         del block
 
 
+def trim_heap() -> None:
+    """Return free heap to the OS (settled thresholds kept): the next run faults its memory in
+    again, as a fresh process's first run does, instead of reusing pages an earlier run touched."""
+    _malloc(30 * 2**20, 60 * 2**20, trim=True)
+
+
 def time_runs(case, repeats: int, budget_s: float, min_runs: int, cpu: list | None = None) -> list[float]:
     """Wall seconds per run: `repeats` runs, fewer once `budget_s` is spent and min_runs are done.
 
@@ -178,21 +184,49 @@ def run_child(argv: list[str], cwd: str | None = None) -> tuple[float, float]:
 
 
 def import_profile(argv: list[str], cwd: str | None = None, top: int = 15) -> str:
-    """The slowest imports (cumulative) of a child process, from python -X importtime."""
+    """The slowest imports of a child process, from python -X importtime: by cumulative time, and
+    by cumulative time beyond numpy's (what a command pays on top of `python -c 'import numpy'`)."""
     env = {**python_env(), "PYTHONPROFILEIMPORTTIME": "1"}
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
-    rows = []
-    for line in proc.stderr.splitlines():
-        parts = line.split("|")
-        if line.startswith("import time:") and len(parts) == 3 and parts[1].strip().isdigit():
-            name = parts[2].rstrip()
-            depth = (len(name) - len(name.lstrip())) // 2
-            rows.append((int(parts[1]), int(parts[0].split(":")[1]), depth, name.strip()))
-    total = sum(cum for cum, _, depth, _ in rows if depth == 0)
-    lines = [f"wall {wall * 1e3:.0f} ms, of which imports {total / 1e3:.0f} ms (python -X importtime)",
-             "cumulative ms   self ms  depth  module"]
-    for cum, own, depth, name in sorted(rows, reverse=True)[:top]:
-        lines.append(f"{cum / 1e3:14.1f} {own / 1e3:9.1f} {depth:6}  {name}")
+    rows = parse_importtime(proc.stderr)
+    total = sum(r["cum"] for r in rows if r["depth"] == 0)
+    numpy_us = sum(r["numpy"] for r in rows if r["depth"] == 0)
+    lines = [f"wall {wall * 1e3:.0f} ms, of which imports {total / 1e3:.0f} ms, numpy's "
+             f"{numpy_us / 1e3:.0f} ms (python -X importtime)", "cumulative ms   self ms  depth  module"]
+    for r in sorted(rows, key=lambda r: -r["cum"])[:top]:
+        lines.append(f"{r['cum'] / 1e3:14.1f} {r['self'] / 1e3:9.1f} {r['depth']:6}  {r['name']}")
+    lines += ["beyond numpy: cumulative ms without numpy's subtrees",
+              "cumulative ms   self ms  depth  module"]
+    beyond = [r for r in rows if not _is_numpy(r["name"])]
+    for r in sorted(beyond, key=lambda r: -(r["cum"] - r["numpy"]))[:top]:
+        beyond_ms = (r["cum"] - r["numpy"]) / 1e3
+        lines.append(f"{beyond_ms:14.1f} {r['self'] / 1e3:9.1f} {r['depth']:6}  {r['name']}")
     return "\n".join(lines)
+
+
+def _is_numpy(name: str) -> bool:
+    return name == "numpy" or name.startswith("numpy.")
+
+
+def parse_importtime(stderr: str) -> list[dict]:
+    """-X importtime's lines as dicts (name, self and cumulative µs, depth, numpy: µs of numpy's
+    subtrees inside it), rebuilt as a tree from the post-order the lines come in."""
+    rows: list[dict] = []
+    pending: list[dict] = []
+    for line in stderr.splitlines():
+        parts = line.split("|")
+        if not (line.startswith("import time:") and len(parts) == 3 and parts[1].strip().isdigit()):
+            continue
+        name = parts[2].rstrip()
+        depth = (len(name) - len(name.lstrip())) // 2
+        row = {"name": name.strip(), "self": int(parts[0].split(":")[1]), "cum": int(parts[1]),
+               "depth": depth}
+        children = []
+        while pending and pending[-1]["depth"] > depth:
+            children.append(pending.pop())
+        row["numpy"] = row["cum"] if _is_numpy(row["name"]) else sum(c["numpy"] for c in children)
+        pending.append(row)
+        rows.append(row)
+    return rows

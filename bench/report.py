@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import report_cold
 from bench.peers import FLOOR, PEERS
 from bench.workloads import DESCRIPTIONS
 
@@ -40,7 +41,9 @@ class Target:
 TARGETS = [Target("W1", "time", 2.5), Target("W2", "time", 1.5), Target("W2", "memory", 1.5),
            Target("W3-f32", "time", 1.15), Target("W3-f64", "time", 1.15), Target("W4", "time", 2.5),
            Target("W4", "memory", 2.0), Target("W4", "recursion", None), Target("W5", "speed", 0.85),
-           Target("W6", "time", 2.0), Target("W7", "speed", 0.9), Target("W7", "ahead", None, "torch")]
+           Target("W6", "time", 1.5), Target("W6-help", "time", 1.2), Target("W6-list", "time", 1.2),
+           Target("W6-schema", "time", 1.2), Target("W6-check", "time", 1.2),
+           Target("W7", "speed", 0.9), Target("W7", "ahead", None, "torch")]
 
 
 def add_ratios(results: list[dict]) -> None:
@@ -55,11 +58,18 @@ def add_ratios(results: list[dict]) -> None:
             r["mem_ratio"] = max(r["peak_mb"], MIN_PEAK_MB) / max(floor["peak_mb"], MIN_PEAK_MB)
 
 
-def verdicts(results: list[dict]) -> list[dict]:
-    """Every target with gradcli's measured value and whether it is met, and by how much not."""
+def verdicts(results: list[dict], cold: list[dict] | None = None) -> list[dict]:
+    """Every target with gradcli's measured value and whether it is met, and by how much not.
+
+    With cold entries (bench/cold.py), the cold path's targets follow (bench/report_cold.py).
+    A run of only some workloads (--cold, --workloads) leaves the others' targets out.
+    """
     by_cell = {(r["workload"], r["peer"]): r for r in results}
+    ran = {r["workload"] for r in results}
     out = []
     for t in TARGETS:
+        if t.workload not in ran:
+            continue
         r = by_cell.get((t.workload, "gradcli"))
         row = {"workload": t.workload, "metric": t.metric, "target": t.text(), "value": None}
         if r is None or r["status"] != "ok" or "ratio" not in r:
@@ -89,7 +99,7 @@ def verdicts(results: list[dict]) -> list[dict]:
         else:
             verdict = f"missed: {value:.2f}x, {100 * (value / t.limit - 1):.0f}% over {t.limit:g}x"
         out.append({**row, "value": value, "met": met, "verdict": verdict})
-    return out
+    return out + report_cold.cold_verdicts(cold)
 
 
 def _ahead(row: dict, r: dict, other: dict | None, peer: str) -> dict:
@@ -179,16 +189,21 @@ def markdown(doc: dict) -> str:
              + (f"; absent: {', '.join(absent)}" if absent else ""),
              f"- threads per peer: {doc['threads'] or 'each framework’s default'}; load average "
              f"(1 min) {doc['load'][0][0]:.2f} at the start, {doc['load'][1][0]:.2f} at the end", "",
-             "## Targets: gradcli against the hand-written numpy floor, same run", "",
+             "## Targets: gradcli against the hand-written numpy floor and torch eager, same run", "",
              "Time ratios here are paired: gradcli's runs alternated with the floor's in one process "
              "(median over median), so both see the same machine. The cells' ratio, from separate "
              "processes as in the tables below, is beside it: where the two differ, the machine's "
-             "speed drifted between the cells (this 2-core machine is shared).", "",
-             "| workload | target | gradcli (time: paired) | cells' ratio | verdict |",
+             "speed drifted between the cells (this 2-core machine is shared). Cold targets (see the cold "
+             "section): the ratio of wall times of colds alternated in one process, the check beside "
+             "it the ratio of CPU times of each peer's first cold in fresh processes. Build costs "
+             "per op: CPU time, the median of W1's builds after the cold (the check: the cold's own, "
+             "the first in its process).", "",
+             "| workload | target | gradcli | check | verdict |",
              "| --- | --- | --- | --- | --- |"]
     for v in doc["targets"]:
-        lines.append(f"| {v['workload']} | {v['target']} | {_x(v['value'])} | {_x(v.get('cells'))} | "
-                     f"{v['verdict']} |")
+        unit = v.get("unit", "x")
+        lines.append(f"| {v['workload']} | {v['target']} | {report_cold.fmt(v['value'], unit)} | "
+                     f"{report_cold.fmt(v.get('cells'), unit)} | {v['verdict']} |")
     lines += ["", "## Every workload on every peer", "",
               "Median of the timed runs (bold) after warm-up; ratio = median / the floor's median. "
               "Build = graph build, trace or compile, done once and not timed in the runs. "
@@ -196,12 +211,13 @@ def markdown(doc: dict) -> str:
               "parentheses for numpy and gradcli). ⚠ = in the median run the "
               f"process had the CPU for less than {CPU_WARN:.0%} of the wall time: other load on the "
               "machine inflated that time.", ""]
-    for w in doc["workloads"]:
+    for w in (w for w in doc["workloads"] if any(r["workload"] == w for r in results)):
         lines += [f"### {w}: {DESCRIPTIONS[w]}", "",
                   "| peer | median | min – max | vs floor | build | first call | peak MB | mem vs floor |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         lines += [_row(r) for r in results if r["workload"] == w]
         lines.append("")
+    lines += report_cold.markdown(doc.get("cold") or [])
     budget, rounds, repeats = doc.get("budget", 8.0), doc.get("rounds", 2), doc.get("repeats", 30)
     lines += [METHOD.replace("{ROUND_BUDGET}", f"{budget / rounds:g}")
               .replace("{ROUND_REPEATS}", str(max(3, repeats // rounds)))
@@ -212,7 +228,7 @@ def markdown(doc: dict) -> str:
         for p in missed:
             lines += [f"### {p['workload']}", "", "```", p["profile"], "```", ""]
         lines += ["A memory target's profile is of time; ANALYSIS below says where the memory goes.", ""]
-    if ANALYSIS.exists() and not doc["quick"]:
+    if ANALYSIS.exists() and not doc["quick"] and not doc.get("cold_only"):
         lines += [ANALYSIS.read_text().rstrip(), ""]
     return "\n".join(lines) + "\n"
 
@@ -250,7 +266,19 @@ METHOD = """## How it is measured
   below 0.25 MiB as 0.25 MiB (growth that small is allocator noise). tracemalloc's exact
   peak is in parentheses for numpy and gradcli, whose memory is all numpy's and Python's. W6: the child
   process's peak RSS (ru_maxrss).
-- W6: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`
+- Cold path (W1-W5, issue 14): build + gradients + first values, timed in a process whose imports
+  are done (`bench/cold.py`). gradcli: the forward built, `gc.gradients` (the one set the workload
+  needs), values by `gc.evaluate`, as `gradcli run` does; the others: their case's build (nothing
+  for eager peers) plus its first run, outputs as numpy (torch: first forward + `autograd.grad`).
+  Checked against the floor like the runs. Alternated: one process alternates every peer's cold
+  (reversed order every other round, at least 3 rounds, free heap returned to the OS before each
+  so that each cold faults its memory in as a fresh process does) for half the budget; the
+  targets take the ratio of its median wall times to torch's. Fresh: each peer's first cold in a
+  new process, 3 rounds (`--cold-rounds`) in alternating order, CPU and wall time and the growth
+  of resident memory (W4's memory target); its CPU ratio is the check beside the value.
+  W1's per-op build costs are CPU time of three more builds in the fresh process (forward,
+  overridden gradients, true gradients).
+- W6 and W6-*: both commands run with Python's bytecode cache on (in a private `PYTHONPYCACHEPREFIX`
   directory, filled by the first run), as on a user's machine: without it an editable install
   recompiles gradcli's source on every start, while numpy comes precompiled.
 - Allocator: every worker first fixes glibc's mmap and trim thresholds at 30 and 60 MiB, the state
@@ -269,7 +297,12 @@ METHOD = """## How it is measured
     .venv/bin/python bench/run.py --quick        # tiny sizes, one run each: the smoke test (< 1 min)
     .venv/bin/python bench/run.py --workloads W1,W3 --peers gradcli,torch --json out.json
     .venv/bin/python bench/run.py --from-json bench/results.json --markdown bench/RESULTS.md
+    .venv/bin/python bench/run.py --cold --peers gradcli,torch   # issue 14: W1-W5 cold + W6* (~6 min)
+    .venv/bin/python bench/run.py --cold --workloads W1,W4 --peers gradcli,torch --no-profile
+    .venv/bin/python bench/profile_cold.py --workload W1 --workload W4 --n 20000   # where it goes
+    .venv/bin/python bench/profile_cold.py --command "run {demo}" --command=--help  # -X importtime
 
 The numpy floor always runs, since every ratio is to it. `--repeats`, `--budget` (seconds of timed
-runs per cell, split over `--rounds`), `--threads` and `--no-profile` tune the run.
+runs per cell, split over `--rounds`), `--threads` and `--no-profile` tune the run; `--no-cold` skips
+the cold path. A run of some workloads reports only their targets.
 """

@@ -1,8 +1,12 @@
 """gradcli's benchmark: every workload on every peer, each in its own subprocess, against the numpy floor.
 
     python bench/run.py [--json FILE] [--markdown FILE] [--quick] [--workloads W1,W3] [--peers numpy,gradcli]
+    python bench/run.py --cold [--workloads W1,W4] [--peers gradcli,torch]   # issue 14's part only
 
 Absent peers are reported as absent, peers whose numbers differ from the floor's as wrong.
+Besides the replay cells, every run measures the cold path of W1-W5 (bench/cold.py): build +
+gradients + first values in a process whose imports are done. --cold runs only that and the
+start-up workloads (W6*); --no-cold skips it.
 """
 from __future__ import annotations
 
@@ -19,11 +23,12 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script (python bench/run.py): make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import report  # noqa: E402
+from bench import cold, report  # noqa: E402
 from bench.peers import FLOOR, PEERS  # noqa: E402
-from bench.workloads import WORKLOADS  # noqa: E402
+from bench.workloads import COLD, STARTUP, WORKLOADS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+REPLAY_METRICS = {"time", "memory", "speed", "ahead"}  # the others are the cold path's
 REPO = HERE.parent
 
 
@@ -106,29 +111,94 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per worker")
     parser.add_argument("--from-json", type=Path, help="re-render the report from an earlier --json")
     parser.add_argument("--no-profile", action="store_true", help="skip profiling gradcli on missed targets")
+    parser.add_argument("--cold", action="store_true",
+                        help="only the cold path (W1-W5) and the start-up workloads (W6*)")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold path")
+    parser.add_argument("--cold-rounds", type=int, default=3,
+                        help="fresh processes per peer on each cold workload, in alternating order")
     args = parser.parse_args(argv)
     if args.from_json:
         doc = json.loads(args.from_json.read_text())
         report.add_ratios(doc["results"])
-        doc["targets"] = report.verdicts(doc["results"])
+        doc["targets"] = report.verdicts(doc["results"], doc.get("cold"))
         return _write(doc, args)
     workloads = _names(args.workloads, WORKLOADS, "workload", prefix=True)
     peers = [FLOOR] + [p for p in _names(args.peers, list(PEERS), "peer") if p != FLOOR]
+    cold_workloads = [] if args.no_cold else [w for w in workloads if w in COLD]
+    cold_peers = _cold_peers(args.peers, peers)
+    if args.cold:
+        workloads = [w for w in workloads if w in STARTUP or w in cold_workloads]
+    replay = [w for w in workloads if not args.cold or w in STARTUP]
     load_before = os.getloadavg()
-    results = _run_quick(workloads, peers, args) if args.quick else _run_full(workloads, peers, args)
+    results = ((_run_quick if args.quick else _run_full)(replay, peers, args)) if replay else []
     order = {(w, p): i for i, (w, p) in enumerate((w, p) for w in workloads for p in peers)}
     results.sort(key=lambda r: order[(r["workload"], r["peer"])])
     report.add_ratios(results)
     if not args.quick:
-        _add_paired(results, workloads, args)
-    targets = report.verdicts(results)
+        _add_paired(results, replay, args)
+    colds = _run_cold(cold_workloads, cold_peers, args) if cold_workloads else []
+    targets = report.verdicts(results, colds)
     profiles = [] if args.quick or args.no_profile else _profile_misses(targets, args)
-    doc = {"command": "make bench" if not args.quick else "bench/run.py --quick", "quick": args.quick,
+    command = "bench/run.py --quick" if args.quick else "bench/run.py --cold" if args.cold else "make bench"
+    doc = {"command": command, "quick": args.quick, "cold_only": args.cold,
            "threads": args.threads, "rounds": 1 if args.quick else args.rounds, "budget": args.budget,
            "repeats": args.repeats,
            "load": [load_before, os.getloadavg()], "machine": report.machine(), "workloads": workloads,
-           "peers": peers, "results": results, "targets": targets, "profiles": profiles}
+           "peers": peers, "results": results, "cold": colds, "cold_peers": cold_peers,
+           "targets": targets, "profiles": profiles}
     return _write(doc, args)
+
+
+def _cold_peers(chosen: str | None, peers: list[str]) -> list[str]:
+    """The peers timed cold: the chosen ones (default: the cheap ones), torch with gradcli (the reference)."""
+    names = [p for p in peers if chosen or p in cold.DEFAULT_PEERS]
+    if "gradcli" in names and cold.REFERENCE not in names:
+        names.append(cold.REFERENCE)
+    return names
+
+
+def _run_cold(workloads: list[str], peers: list[str], args) -> list[dict]:
+    """Cold cells (each a fresh process, in `rounds` passes of alternating order), then per workload
+    one process alternating every peer's cold for the budget (the targets' paired medians)."""
+    rounds = 1 if args.quick else max(1, args.cold_rounds)
+    quick = ["--quick"] if args.quick else []
+    print(f"cold path: {len(workloads)} workloads x {len(peers)} peers, {rounds} rounds", file=sys.stderr)
+    cells: dict[tuple, list[dict]] = {}
+    args.worker_flags = ["--cold", *quick]
+    if args.quick:  # one process per peer for every workload: imports dominate at tiny sizes
+        for p in peers:
+            for r in run_worker(p, workloads, args):
+                cells[(r["workload"], p)] = [r]
+    for k in range(0 if args.quick else rounds):
+        for w in workloads:
+            for p in peers if k % 2 == 0 else reversed(peers):
+                seen = cells.get((w, p))
+                if seen and seen[0]["status"] != "ok":
+                    continue
+                done = run_worker(p, [w], args)
+                _cold_progress(done)
+                cells.setdefault((w, p), []).extend(done)
+    ok = [p for p in peers if any(cells[(w, p)][0]["status"] == "ok" for w in workloads)]
+    paired: dict[str, dict] = {}
+    if len(ok) > 1:
+        print(f"alternating {', '.join(ok)} cold in one process per workload", file=sys.stderr)
+        args.worker_flags = ["--cold-with", ",".join(ok[1:]), "--budget", str(args.budget / 2),
+                             "--repeats", str(args.repeats), *quick]
+        groups = [workloads] if args.quick else [[w] for w in workloads]
+        for group in groups:
+            for entry in run_worker(ok[0], group, args):
+                paired[entry["workload"]] = entry
+    return [cold.pooled(cells[(w, p)], paired.get(w)) for w in workloads for p in peers]
+
+
+def _cold_progress(results: list[dict]) -> None:
+    for r in results:
+        if r["status"] == "ok":
+            print(f"  {r['workload']:7} {r['peer']:12} cold {r['cold_s'] * 1e3:10.1f} ms  "
+                  f"+{r.get('cold_mb') or 0:8.1f} MB", file=sys.stderr, flush=True)
+        else:
+            print(f"  {r['workload']:7} {r['peer']:12} {r.get('reason', r['status'])}", file=sys.stderr,
+                  flush=True)
 
 
 def _run_quick(workloads: list[str], peers: list[str], args) -> list[dict]:
@@ -189,7 +259,7 @@ def _pooled(entries: list[dict]) -> dict:
 
 def _add_paired(results: list[dict], workloads: list[str], args) -> None:
     """gradcli's ratio to the floor measured with their runs alternated in one process."""
-    if "gradcli" not in {r["peer"] for r in results}:
+    if "gradcli" not in {r["peer"] for r in results} or not workloads:
         return
     print("pairing gradcli with the floor in one process", file=sys.stderr)
     flags = args.worker_flags
@@ -203,15 +273,26 @@ def _add_paired(results: list[dict], workloads: list[str], args) -> None:
 
 
 def _profile_misses(targets: list[dict], args) -> list[dict]:
-    """cProfile (W6: import times) of gradcli on each workload where a target is missed."""
+    """cProfile (W6: import times) of gradcli on each workload where a target is missed;
+    for a missed cold target, bench/profile_cold.py's profile of the cold path (W4: 20,000 steps)."""
     profiles = []
-    missed = [v["workload"] for v in targets if v["met"] is False and v["metric"] != "recursion"]
+    missed = [v["workload"] for v in targets if v["met"] is False and v["metric"] in REPLAY_METRICS]
     args.worker_flags += ["--profile"]
     for workload in dict.fromkeys(missed):
         print(f"profiling gradcli on {workload} (target missed)", file=sys.stderr)
         r = run_worker("gradcli", [workload], args)[0]
         if r.get("profile"):
             profiles.append({"workload": workload, "profile": r["profile"]})
+    cold_missed = [v["workload"] for v in targets if v["met"] is False and v["metric"] not in REPLAY_METRICS]
+    for workload in dict.fromkeys(cold_missed):
+        print(f"profiling gradcli's cold path on {workload} (target missed)", file=sys.stderr)
+        cmd = [sys.executable, str(HERE / "profile_cold.py"), "--workload", workload, "--top", "15",
+               *(["--n", "20000"] if workload == "W4" and not args.quick else [])]
+        path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "PYTHONPATH": path, **thread_env(args.threads)}
+        proc = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=args.timeout)
+        text = proc.stdout.strip() if proc.returncode == 0 else f"profile failed: {_tail(proc.stderr)}"
+        profiles.append({"workload": f"{workload} cold", "profile": text})
     return profiles
 
 

@@ -1,11 +1,13 @@
 """Run some workloads on one peer, in this fresh process, and write the measurements as JSON.
 
     python bench/worker.py --peer torch --workloads W1,W2 --out cell.json [--quick] [--profile]
+    python bench/worker.py --peer gradcli --workloads W1 --out cold.json --cold [--cold-with numpy,torch]
 
 Per workload: build the case (timed: graph build, trace or compile), run it
 once (its peak memory measured) and check its outputs against the numpy
 floor's, warm up, time repeated runs, then take a tracemalloc peak for the
-peers whose memory is all numpy's.
+peers whose memory is all numpy's. --cold: one cold (build + gradients + first
+values) instead, checked; --cold-with: the peers' colds alternated (bench/cold.py).
 """
 from __future__ import annotations
 
@@ -20,9 +22,17 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script (python bench/worker.py): make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import measure  # noqa: E402
+from bench import cold, measure  # noqa: E402
 from bench.peers import FLOOR, PEERS, Absent, NotApplicable, Wrong  # noqa: E402
-from bench.workloads import EXTRA_CHECKS, SIZES, compare, function_name, make_data, tolerance  # noqa: E402
+from bench.workloads import (  # noqa: E402
+    EXTRA_CHECKS,
+    SIZES,
+    STARTUP,  # noqa: E402
+    compare,
+    function_name,
+    make_data,
+    tolerance,
+)
 
 TRACED = {"numpy", "gradcli"}  # all their memory is visible to tracemalloc (a cross-check)
 
@@ -89,7 +99,7 @@ def _measure(builder, floor_builder, peer_name, workload, sizes, args) -> dict:
     # The first run is the memory run and the checked run.
     peak_mb, out["first_call_s"], got = measure.first_run_memory(case.run)
     got = case.to_numpy(got)
-    if peer_name != FLOOR and workload != "W6":
+    if peer_name != FLOOR and workload not in STARTUP:
         ok, message = compare(got, floor_builder(d).to_numpy(floor_builder(d).run()), tolerance(workload))
         if not ok:
             raise Wrong(message)
@@ -108,7 +118,7 @@ def _measure(builder, floor_builder, peer_name, workload, sizes, args) -> dict:
         times = measure.time_runs(case, args.repeats, args.budget, args.min_runs, cpu)
     if not case.child_peak_mb:  # a child's CPU time is not this process's
         out["cpu_fraction"] = statistics.median(c / t for c, t in zip(cpu, times, strict=True))
-    if peer_name in TRACED and workload != "W6":
+    if peer_name in TRACED and workload not in STARTUP:
         out["traced_peak_mb"] = measure.traced_peak_mb(case)
     out.update(n=len(times), times_s=times, median_s=statistics.median(times),
                min_s=min(times), max_s=max(times), notes=case.notes)
@@ -156,11 +166,19 @@ def main(argv=None) -> None:
     parser.add_argument("--single", action="store_true", help="one timed run, also the memory run")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--paired", action="store_true", help="alternate the floor's runs and the peer's")
+    parser.add_argument("--cold", action="store_true", help="the cold path: build + gradients + first values")
+    parser.add_argument("--cold-with", help="--cold, alternated with these peers' colds in this process")
     args = parser.parse_args(argv)
     measure.settle_allocator()
     results = []
     for workload in args.workloads.split(","):
-        results.append((measure_paired if args.paired else measure_cell)(args.peer, workload, args))
+        if args.cold_with:
+            peers = [args.peer, *(p for p in args.cold_with.split(",") if p != args.peer)]
+            results.append(cold.measure_paired(peers, workload, args.quick, args.budget, args.repeats))
+        elif args.cold:
+            results.append(cold.measure_cell(args.peer, workload, args.quick))
+        else:
+            results.append((measure_paired if args.paired else measure_cell)(args.peer, workload, args))
         with open(args.out, "w") as f:  # written after each cell, so a crash keeps the rest
             json.dump(results, f)
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-WORKLOADS = ["W1", "W2", "W3-f32", "W3-f64", "W4", "W5", "W6", "W7"]
+WORKLOADS = ["W1", "W2", "W3-f32", "W3-f64", "W4", "W5", "W6", "W6-help", "W6-list", "W6-schema",
+             "W6-check", "W7"]
+COLD = ["W1", "W2", "W3-f32", "W3-f64", "W4", "W5"]  # the cold path: build + gradients + first values
+STARTUP = [w for w in WORKLOADS if w.startswith("W6")]  # a CLI command, process start to exit
 
 DESCRIPTIONS = {
     "W1": "scalar chain: 2000 x y = tanh(y * 1.0001 + 0.1), 0-d float64",
@@ -21,6 +24,10 @@ DESCRIPTIONS = {
     "W4": "deep chain: 100,000 x y = y * 0.999 + 0.001 on 16 float64",
     "W5": "training: 200 SGD steps (lr 0.1, clip_by_global_norm 1.0), W3's MLP at batch 128",
     "W6": "`gradcli run experiments/ste_sign_quantize_grad.yaml` (the demo) vs `python -c 'import numpy'`",
+    "W6-help": "`gradcli --help` vs `python -c 'import numpy'`",
+    "W6-list": "`gradcli list ops` vs `python -c 'import numpy'`",
+    "W6-schema": "`gradcli schema` vs `python -c 'import numpy'`",
+    "W6-check": "`gradcli check experiments/ste_sign_quantize_grad.yaml` vs `python -c 'import numpy'`",
     "W7": "training on data: 20 epochs of BinaryConnect (64-32-10, sign with the hard-tanh STE, "
           "rmsprop 0.01, weights clipped to [-1, 1]) on digits, batch 64: 440 steps",
 }
@@ -36,6 +43,9 @@ SIZES = {
     "W5": {"full": dict(_MLP_FULL, batch=128, steps=200, lr=0.1, clip=1.0, dtype="float64"),
            "quick": dict(_MLP_QUICK, batch=16, steps=10, lr=0.1, clip=1.0, dtype="float64")},
     "W6": {"full": dict(), "quick": dict()},
+    **{f"W6-{k}": {"full": dict(command=c), "quick": dict(command=c)}
+       for k, c in [("help", "--help"), ("list", "list ops"), ("schema", "schema"),
+                    ("check", "check {demo}")]},
     "W7": {"full": dict(epochs=20, batch=64, lr=0.01, seed=0),  # steps: from the data (make_data)
            "quick": dict(epochs=1, batch=64, lr=0.01, seed=0)},
 }
@@ -43,6 +53,14 @@ SIZES = {
 # W1's gradient underflows to exactly 0 after ~1600 steps (|dy/dy_prev| ~ 0.63), so
 # every peer is also checked on a short chain whose gradient is far from zero.
 EXTRA_CHECKS = {"W1": [dict(n=40)]}
+
+
+def cold_sizes(workload: str, quick: bool) -> dict:
+    """The cold path's sizes: the workload's own, but W5 is one training step (its first)."""
+    sizes = dict(SIZES[workload]["quick" if quick else "full"])
+    if workload == "W5":
+        sizes["steps"] = 1
+    return sizes
 
 
 def function_name(workload: str) -> str:

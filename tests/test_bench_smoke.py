@@ -48,7 +48,7 @@ def test_quick_run_reports_every_workload_on_every_peer(quick):
 def test_gradcli_agrees_with_the_floor_on_every_gradient_workload(quick):
     doc, _ = quick
     for r in doc["results"]:
-        if r["peer"] in ("numpy", "gradcli") and r["workload"] != "W6":
+        if r["peer"] in ("numpy", "gradcli") and not r["workload"].startswith("W6"):
             assert r["status"] == "ok", r
             assert r["peak_mb"] is not None and r["traced_peak_mb"] >= 0
 

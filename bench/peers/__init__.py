@@ -3,9 +3,14 @@
 A peer module defines w1..w6(d, variant) -> Case; d holds the workload's numpy
 inputs and sizes (bench/workloads.py). A missing function, or one that raises
 NotApplicable, makes that cell "n/a" with the reason given.
+
+The cold path (bench/cold.py) times a case's build plus its first run. A peer
+whose build does more than a one-shot needs (gradcli compiles a replay) defines
+cold_w1..cold_w5(d, variant) -> Cold instead: the one-shot path, phase by phase.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -66,3 +71,26 @@ class Case:
     child_peak_mb: Callable[[], float] | None = None  # W6: peak RSS of the last child process
     profile: Callable[[], str] | None = None  # instead of cProfile of run() (W6: import times)
     notes: dict = field(default_factory=dict)
+
+
+@dataclass
+class Cold:
+    """A one-shot's outputs (numpy), its phases' seconds and what it covers."""
+
+    outputs: list
+    phases: dict = field(default_factory=dict)  # name -> {"wall_s": .., "cpu_s": ..}, in order
+    covers: str = ""
+    forward_ops: int | None = None  # ops of the forward, for the per-op build costs
+
+
+class Clock:
+    """Wall and CPU seconds of consecutive phases: mark(name) ends the phase begun at the last mark."""
+
+    def __init__(self) -> None:
+        self.phases: dict = {}
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def mark(self, name: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.phases[name] = {"wall_s": wall - self._wall, "cpu_s": cpu - self._cpu}
+        self._wall, self._cpu = wall, cpu

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.kernels import check_labels
 from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
 from .opmap import derive
 
@@ -191,6 +192,13 @@ def _ops(jax, jnp) -> dict:
         idx = jnp.argmax(x, axis=axis)
         return jnp.take_along_axis(x, jnp.expand_dims(idx, axis), axis=axis).squeeze(axis), idx
 
+    def sparse_xent(labels, logits):
+        # TensorFlow's CPU op refuses labels outside [0, classes); take_along_axis would clamp
+        if labels.size and not isinstance(labels, jax.core.Tracer):
+            check_labels(int(labels.min()), int(labels.max()), logits.shape[-1])
+        picked = jnp.take_along_axis(nn.log_softmax(logits, axis=-1), labels[..., None], axis=-1)
+        return -picked[..., 0]
+
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "abs": abs_, "div": div,
@@ -202,6 +210,7 @@ def _ops(jax, jnp) -> dict:
         "stack": lambda *vs, axis: jnp.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: nn.one_hot(i, depth, dtype=dtype),
         "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
+        "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }
     return derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
                   {"reduction": reduction})

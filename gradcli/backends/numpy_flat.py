@@ -28,6 +28,9 @@ class FlatUpdate:
         self.grad = np.empty(ends[-1], self.dtype)
         self.slots: dict = {}                        # the rule's slots (and scratch), flat
         self.views: dict | None = None               # slot key -> [per-variable view]
+        self.keys: set = set()                       # the views' keys
+        self.linked_count = -1                       # len(self.slots) when they were linked
+        self.slot_dicts: list | None = None          # the per-variable slots dicts, this step
 
     @staticmethod
     def fits(values: list, grads: list) -> bool:
@@ -47,7 +50,8 @@ class FlatUpdate:
             for per_var, view in zip(slots, views):
                 if per_var.get(key) is not view:
                     return False
-        return all(set(per_var) == set(self.views) for per_var in slots)
+        keys = self.keys
+        return all(per_var.keys() == keys for per_var in slots)
 
     def adopt(self, slots: list) -> bool:
         """Lay the variables' current slots end to end (the first step: none yet)."""
@@ -61,16 +65,18 @@ class FlatUpdate:
     def step(self, rule, values: list, grads: list, slots: list) -> list:
         """The rule's update on the flat buffers; the variables' new values (views of one new
         array, so the values from before the step stay intact)."""
-        np.concatenate([v.reshape(-1) for v in values], out=self.value)
-        np.concatenate([g.reshape(-1) for g in grads], out=self.grad)
+        np.concatenate(values, axis=None, out=self.value)  # axis None: each one flattened
+        np.concatenate(grads, axis=None, out=self.grad)
         new = rule.update_numpy(self.value, self.grad, self.slots, self.dtype)
-        if set(self.slots) - {"_t", "_u"} != set(self.views):
+        if len(self.slots) != self.linked_count:
             self._link(slots)  # the rule made its slots on this first step
         self.new = new
         return [new[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
 
     def _link(self, slots: list) -> None:
         self.views = {}
+        self.keys = {k for k in self.slots if not k.startswith("_")}
+        self.linked_count = len(self.slots)
         for key, flat in self.slots.items():
             if key.startswith("_"):
                 continue  # scratch: not a slot

@@ -53,12 +53,14 @@ class NumpyTrainee:
         self.slots = {n: {} for n in self.names}
         self._flats: dict = {}  # tuple of names -> FlatUpdate
         self._finite = False  # apply()'s verdict on the updated variables, for nonfinite()
+        self._loss_expr = program.expr_of(self.spec.loss)
+        self._others: dict = {}  # names updated at once -> the other variables (_all_finite)
 
     # ----- feeding -----
     def feed(self, batch) -> None:
         if batch is None:
             return
-        key = _shapes(batch)
+        key = tuple([v.shape for v in batch.values()])  # what _shapes gives, for arrays
         graph = self.graphs.get(key)
         if graph is None:
             graph = self.graphs[key] = self._build(batch)
@@ -95,48 +97,74 @@ class NumpyTrainee:
             fn = self.graph.fns[what] = gc.function(fetches())
         return fn
 
+    def _replay(self, what: str, fetches, expr) -> list:
+        """The compiled replay's values; a kernel that refuses this batch's data (a label out
+        of range) is the spec's error at `expr`, as it would have been on the first batch."""
+        fn = self._fn(what, fetches)
+        try:
+            return fn()
+        except (ValueError, IndexError) as exc:
+            raise spec_error(expr, f"on data fed during training: {exc}") from None
+
     # ----- a step -----
     def loss_and_gradients(self) -> tuple:
+        """(loss, grads); grads is (names, values) of the variables with a gradient."""
+        step = self.graph.fns.get("step")
+        if step is None:
+            step = self.graph.fns["step"] = self._step()
+        names, fn = step
+        try:
+            values = fn()
+        except (ValueError, IndexError) as exc:
+            raise spec_error(self._loss_expr, f"on data fed during training: {exc}") from None
+        loss = values[0]
+        # a 0-d loss (a numpy scalar) is its own sum: float() gives loss_value's number
+        return float(loss) if isinstance(loss, np.generic) else loss_value(loss), \
+            (names, values[1:])
+
+    def _step(self) -> tuple:
+        """This graph's (names with a gradient, compiled replay of the loss and them)."""
         live = [(n, g) for n, g in self._grads() if g is not None]
         if not live:
             raise GradientError("no gradients provided for any variable: every gradient is None "
                                 "(is the loss connected to the variables?)")
         loss_node = self.graph.env[self.spec.loss]
-        values = self._fn("step", lambda: [loss_node, *[g for _, g in live]])()
-        return loss_value(values[0]), list(zip([n for n, _ in live], values[1:]))
+        return tuple(n for n, _ in live), gc.function([loss_node, *[g for _, g in live]])
 
     def gradient_values(self, grads) -> dict:
-        return {n: np.array(g) if isinstance(g, np.ndarray) else g for n, g in grads}
+        return {n: np.array(g) if isinstance(g, np.ndarray) else g for n, g in zip(*grads)}
 
     def apply(self, grads, lr: float) -> None:
         rule = self.rule
         rule.set_lr(lr)
-        names, values = [n for n, _ in grads], [self.variables[n]._value for n, _ in grads]
-        grad_values = [g for _, g in grads]
+        names, grad_values = grads
+        variables, slots = self.variables, self.slots
+        values = [variables[n]._value for n in names]
         with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
             flat = self._flat(names, values, grad_values)
             if flat is not None:
-                news = flat.step(rule, values, grad_values, [self.slots[n] for n in names])
+                news = flat.step(rule, values, grad_values, flat.slot_dicts)
                 for name, new in zip(names, news):
-                    self.variables[name].assign(new)
+                    variables[name].assign(new)
             else:
                 for name, value, grad in zip(names, values, grad_values):
-                    self.variables[name].assign(
-                        rule.update_numpy(value, grad, self.slots[name], self.variables[name].dtype))
+                    variables[name].assign(
+                        rule.update_numpy(value, grad, slots[name], variables[name].dtype))
             rule.finish_step()
             # here, where overflow warnings are already off
             self._finite = self._all_finite(() if flat is None else names,
                                             None if flat is None else flat.new)
 
-    def _flat(self, names: list, values: list, grads: list):
+    def _flat(self, names: tuple, values: list, grads):
         """The flat buffers for updating these variables at once (None: one at a time)."""
         if not FlatUpdate.fits(values, grads):
             return None
-        flat = self._flats.get(tuple(names))
-        if flat is None or flat.shapes != [v.shape for v in values]:
-            flat = self._flats[tuple(names)] = FlatUpdate(names, values)
+        flat = self._flats.get(names)
+        if flat is None:  # a variable's shape never changes (assign refuses another)
+            flat = self._flats[names] = FlatUpdate(names, values)
         slots = [self.slots[n] for n in names]
         if flat.linked(slots) or flat.adopt(slots):
+            flat.slot_dicts = slots
             return flat
         return None
 
@@ -152,7 +180,7 @@ class NumpyTrainee:
 
     def loss(self) -> float:
         node = self.graph.env[self.spec.loss]
-        return loss_value(self._fn("loss", lambda: [node])()[0])
+        return loss_value(self._replay("loss", lambda: [node], self._loss_expr)[0])
 
     def evaluate(self, kind: str) -> dict:
         graph, exprs = self.graph, getattr(self.spec, kind)
@@ -161,7 +189,17 @@ class NumpyTrainee:
             graph.nodes[kind] = {n: _node(interpreter.evaluate(e, graph.env), e)
                                  for n, e in exprs.items()}
         nodes = graph.nodes[kind]
-        values = self._fn(kind, lambda: list(nodes.values()))()
+        direct = graph.fns.get(("direct", kind))
+        if direct is None:
+            direct = graph.fns[("direct", kind)] = _direct(nodes)
+        if direct:  # every node is one op over leaves (clip(W, -1, 1)): its kernel, no replay
+            try:
+                with np.errstate(all="ignore"):
+                    return {n: kernel(*[t._value for t in leaves]) for n, kernel, leaves in direct}
+            except (ValueError, IndexError) as exc:
+                raise spec_error(next(iter(exprs.values())),
+                                 f"on data fed during training: {exc}") from None
+        values = self._replay(kind, lambda: list(nodes.values()), next(iter(exprs.values())))
         return dict(zip(nodes, values))
 
     # ----- where a non-finite step was born -----
@@ -199,9 +237,10 @@ class NumpyTrainee:
         reduce = np.add.reduce
         if flat is not None and not np.isfinite(reduce(flat, axis=None)):
             return False
-        for name, var in self.variables.items():
-            if name in done:
-                continue
+        others = self._others.get(done)
+        if others is None:
+            others = self._others[done] = [v for n, v in self.variables.items() if n not in done]
+        for var in others:
             value = var._value
             if value.dtype.kind in "fc" and not np.isfinite(reduce(value, axis=None)):
                 return False
@@ -211,6 +250,20 @@ class NumpyTrainee:
 def _shapes(values: dict) -> tuple:
     """What a graph is built for: the shapes of the data names' values, in order."""
     return tuple(np.shape(v) for v in values.values())
+
+
+def _direct(nodes: dict) -> list:
+    """[(name, kernel, leaf inputs)] when every node is one single-output op whose inputs are
+    leaves (variables, constants), as a constraint clip(W, -1, 1) is: calling that kernel on
+    their values is what the replay would do, without compiling and running a schedule each
+    step. Else [] (replay)."""
+    direct = []
+    for name, node in nodes.items():
+        op = node.op
+        if not op.inputs or len(op.outputs) != 1 or any(t.op.inputs for t in op.inputs):
+            return []
+        direct.append((name, op.kernel, op.inputs))
+    return direct
 
 
 def _node(value, expr):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.kernels import check_labels
 from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
 from .opmap import derive
 
@@ -218,6 +219,14 @@ def _ops(torch, dtypes) -> dict:
         idx = torch.argmax(x, dim=axis)
         return torch.gather(x, axis, idx.unsqueeze(axis)).squeeze(axis), idx
 
+    def sparse_xent(labels, logits):
+        # TensorFlow's CPU op refuses labels outside [0, classes); torch.gather would too, but
+        # in its own words (and F.cross_entropy silently ignores -100)
+        if labels.numel():
+            check_labels(int(labels.min()), int(labels.max()), logits.shape[-1])
+        picked = torch.gather(torch.log_softmax(logits, -1), -1, labels.long().unsqueeze(-1))
+        return -picked.squeeze(-1)
+
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)), "div": div,
@@ -233,5 +242,6 @@ def _ops(torch, dtypes) -> dict:
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
         "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
+        "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }
     return derive("torch", {"torch": torch, "F": F}, own, {"reduction": reduction})

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import GradientError, UnconnectedGradientError
 from . import ops_array as A
 from . import ops_math as M
+from . import registry
 from .evaluate import collector_paused
 from .graph import ORIGIN, Op, Tensor, walk_ops
 from .registry import is_builtin, lookup
@@ -64,13 +65,17 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
     stops = {t.uid for t in _tensor_list(stop_gradients or [], "stop_gradients")}
     wanted = {x.uid for x in xs}
 
-    ops = walk_ops(ys, stop=lambda t: t.uid in stops)
+    ops = walk_ops(ys, stop_ids=stops)
     reaching = {x.uid for x in xs if x.differentiable}
     relevant: list[Op] = []
     for op in ops:
-        if any(t.uid in reaching for t in op.inputs):
-            relevant.append(op)
-            reaching.update(t.uid for t in op.outputs if t.differentiable and t.uid not in stops)
+        for t in op.inputs:
+            if t.uid in reaching:
+                relevant.append(op)
+                for out in op.outputs:
+                    if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
+                        reaching.add(out.uid)
+                break
 
     partials: dict[int, list[Tensor]] = {}
     for y, gy in zip(ys, grad_ys):
@@ -79,13 +84,16 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
 
     done: dict[int, Tensor] = {}
     outer = ORIGIN.current
+    saved = registry.ask(None, ())
+    rules: dict[str, tuple] = {}  # name -> (rule, strict), looked up once per walk
     try:
         for op in reversed(relevant):
             # The gradient ops of an op carry its origin: a NaN born there names the forward op.
             ORIGIN.current = op.origin if op.origin is not None else outer
-            _backward_through(op, partials, wanted, done, stops, reaching, true)
+            _backward_through(op, partials, wanted, done, stops, reaching, true, rules)
     finally:
         ORIGIN.current = outer
+        registry.restore(saved)
 
     # The true gradient of a y whose value depends on x only through comparisons, casts from
     # bool or other piecewise-constant steps is zero, not missing (numeric differences agree).
@@ -104,26 +112,55 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
     grad_pass_through's routing inputs, before attrs["value_from"], carry no value)."""
     used = {y.uid for y in ys}
     for op in reversed(ops):
-        if any(t.uid in used for t in op.outputs):
-            used.update(t.uid for t in op.inputs[op.attrs.get("value_from", 0):])
+        for t in op.outputs:
+            if t.uid in used:
+                first = op.attrs.get("value_from", 0)
+                used.update([u.uid for u in (op.inputs[first:] if first else op.inputs)])
+                break
     return used
 
 
 def _backward_through(op: Op, partials: dict, wanted: set, done: dict, stops: set,
-                      reaching: set, true: bool) -> None:
+                      reaching: set, true: bool, rules: dict) -> None:
     """Apply op's gradient rule to its summed upstream gradients; add what reaches its inputs."""
-    out_grads = [_summed(partials, t, wanted, done) for t in op.outputs]
-    # A stopped output passes nothing back, even when its op is reached by another output.
-    out_grads = [None if t.uid in stops else g for t, g in zip(op.outputs, out_grads)]
-    if all(g is None for g in out_grads):
-        return
-    out_grads = [_zeros(t) if g is None and t.differentiable else g
-                 for t, g in zip(op.outputs, out_grads)]
+    outputs = op.outputs
+    if len(outputs) == 1:  # the common case, without the lists
+        t = outputs[0]
+        if t.uid in stops:
+            return  # a stopped output passes nothing back
+        g = _summed(partials, t, wanted, done)
+        if g is None:
+            return
+        out_grads = (g,)
+    else:
+        out_grads = [_summed(partials, t, wanted, done) for t in outputs]
+        # A stopped output passes nothing back, even when its op is reached by another output.
+        out_grads = [None if t.uid in stops else g for t, g in zip(outputs, out_grads)]
+        if all(g is None for g in out_grads):
+            return
+        out_grads = [_zeros(t) if g is None and t.differentiable else g
+                     for t, g in zip(outputs, out_grads)]
     name = op.type if true else (op.override or op.type)
-    strict = _user_written(op, name, true)
-    for i, (t, g) in enumerate(zip(op.inputs, _apply_rule(op, name, out_grads, true))):
-        if g is not None and t.uid in reaching:
-            partials.setdefault(t.uid, []).append(_fit(g, t, i, op, name, strict))
+    found = rules.get(name)
+    if found is None:
+        found = rules[name] = (lookup(name, true=true), _user_written(op, name, true))
+    rule, strict = found
+    if name == "custom_gradient":
+        strict = _user_written(op, name, true)  # depends on the op's type, not only the name
+    # The rule is asked only for the inputs a gradient reaches (registry.needed): the
+    # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
+    mask = tuple([t.uid in reaching for t in op.inputs])
+    raw = _apply_rule(op, name, rule, out_grads, mask)
+    for i, t in enumerate(op.inputs):
+        g = raw[i]
+        if g is not None and mask[i]:
+            if not (g.__class__ is Tensor and g.shape == t.shape and g.dtype == t.dtype):
+                g = _fit(g, t, i, op, name, strict)
+            parts = partials.get(t.uid)
+            if parts is None:
+                partials[t.uid] = [g]
+            else:
+                parts.append(g)
 
 
 def _seed(y: Tensor, gy) -> Tensor:
@@ -153,12 +190,13 @@ def _zeros(t: Tensor) -> Tensor:
     return M.constant(np.zeros(t.shape, dtype=t.dtype))
 
 
-def _apply_rule(op: Op, name: str, out_grads: list, true: bool) -> tuple:
-    rule = lookup(name, true=true)
+def _apply_rule(op: Op, name: str, rule, out_grads, mask: tuple) -> tuple:
     if rule is None:
         raise GradientError(f"no gradient is registered under {name!r} (needed by op "
                             f"{op.name} of type {op.type!r}); register one with "
                             "@gc.register_gradient")
+    asked = registry._asked  # a rule reads it through needed(op); a nested walk restores it
+    asked.op, asked.mask = op, mask
     try:
         raw = rule(op, *out_grads)
     except TypeError:
@@ -169,6 +207,8 @@ def _apply_rule(op: Op, name: str, out_grads: list, true: bool) -> tuple:
                             f"and {len(out_grads)} upstream gradient(s), one per output: define "
                             f"it as def f(op, {grads})") from None
     n = len(op.inputs)
+    if raw.__class__ is tuple and len(raw) == n:
+        return raw
     if raw is None or not isinstance(raw, (tuple, list)):
         if n != 1 and raw is not None:
             raise GradientError(f"gradient {name!r} for op {op.type!r} returned one gradient; "

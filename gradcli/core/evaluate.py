@@ -29,7 +29,7 @@ class Schedule:
 
     def __init__(self, fetches: Sequence[Tensor], fed: Sequence[Tensor]) -> None:
         fed_ids = {t.uid for t in fed}
-        ops = walk_ops(fetches, stop=lambda t: t.uid in fed_ids)
+        ops = walk_ops(fetches, stop_ids=fed_ids)
         slots = _SlotAllocator()
         self.feed_slots = [slots.pin(t) for t in fed]
         self.variables: list[tuple[Variable, int]] = []
@@ -42,14 +42,34 @@ class Schedule:
                 self.variables.append((op.outputs[0], slots.pin(op.outputs[0])))
             else:
                 template_values[slots.pin(op.outputs[0])] = op.outputs[0]._value
+        del ops  # computed holds what the program needs
         fetch_ids = {t.uid for t in fetches}
         last_use = _last_uses(computed)
         donors = _donatable(computed, fetch_ids | slots.pinned)
         self.program: list[tuple] = []
+        program, by_tensor, free = self.program, slots.by_tensor, slots.free_slots
         for k, op in enumerate(computed):
-            ins = [slots.slot_of(t) for t in op.inputs]
-            slots.release_dead(op.inputs, k, last_use, fetch_ids)
-            self._emit(op, ins, slots, fetch_ids, last_use, k, donors)
+            ins = [by_tensor[t.uid] for t in op.inputs]
+            slots.release_dead(op.inputs, op, last_use, fetch_ids)
+            if len(op.outputs) != 1:
+                self._emit(op, ins, slots, fetch_ids, last_use, k, donors)
+                continue
+            # _emit's single-output case, inline: compiling is one pass of this per op
+            kernel = op.kernel
+            if kernel in _IN_PLACE:
+                kernel = _donating_kernel(op, k, last_use, donors)
+            if free:
+                slot = free.pop()
+            else:
+                slot = slots.count
+                slots.count += 1
+            by_tensor[op.outputs[0].uid] = slot
+            if len(ins) == 1:
+                program.append((kernel, slot, ins[0], -1))
+            elif len(ins) == 2:
+                program.append((kernel, slot, ins[0], ins[1]))
+            else:
+                program.append((kernel, slot, tuple(ins), -2))
         self.fetch_slots = [slots.slot_of(t) for t in fetches]
         self.template = [None] * slots.count
         for i, value in template_values.items():
@@ -66,7 +86,7 @@ class Schedule:
         for i, out in enumerate(op.outputs):
             if out.uid in slots.pinned:
                 continue  # a fed output keeps its fed value when the op runs for another output
-            if out.uid in fetch_ids or last_use.get(out.uid, -1) > k:
+            if out.uid in fetch_ids or out.uid in last_use:  # read by a later op
                 self.program.append((operator.itemgetter(i), slots.take(out), bundle, -1))
         slots.free(bundle)
 
@@ -102,7 +122,9 @@ DONATE_MIN_SIZE = 4096
 
 def _donatable(ops: list[Op], kept: set) -> set:
     """uids of tensors whose replay arrays nothing else can see: safe to overwrite."""
-    fresh = {op.outputs[0].uid for op in ops if op.kernel in _FRESH and len(op.outputs) == 1}
+    # only arrays large enough to be donated are tracked (a long chain of small ones adds none)
+    fresh = {op.outputs[0].uid for op in ops if op.kernel in _FRESH and len(op.outputs) == 1
+             and op.outputs[0].size >= DONATE_MIN_SIZE}
     for op in ops:
         if op.kernel not in _FRESH:
             fresh.difference_update(t.uid for t in op.inputs)
@@ -114,7 +136,7 @@ def _donating_kernel(op: Op, k: int, last_use: dict, donors: set):
         return op.kernel
     out = op.outputs[0]
     for i, t in enumerate(op.inputs[:2]):
-        if (t.uid in donors and last_use[t.uid] == k and t.shape == out.shape
+        if (t.uid in donors and last_use[t.uid] is op and t.shape == out.shape
                 and t.dtype == out.dtype and t.size >= DONATE_MIN_SIZE):
             return _accumulate_into(i) if op.kernel is _accumulate else _into(_IN_PLACE[op.kernel], i)
     return op.kernel
@@ -143,11 +165,13 @@ def _instruction(kernel, out: int, ins: list[int]) -> tuple:
     return (kernel, out, tuple(ins), -2)
 
 
-def _last_uses(ops: list[Op]) -> dict[int, int]:
-    last: dict[int, int] = {}
-    for k, op in enumerate(ops):
+def _last_uses(ops: list[Op]) -> dict[int, Op]:
+    """Each read tensor's last reader: the op itself, so that a long graph's map holds no
+    int object per tensor (it is the compile's largest transient)."""
+    last: dict[int, Op] = {}
+    for op in ops:
         for t in op.inputs:
-            last[t.uid] = k
+            last[t.uid] = op
     return last
 
 
@@ -188,10 +212,13 @@ class _SlotAllocator:
     def slot_of(self, t: Tensor) -> int:
         return self.by_tensor[t.uid]
 
-    def release_dead(self, inputs, k: int, last_use: dict, fetch_ids: set) -> None:
-        for t in set(inputs):
-            if last_use[t.uid] == k and t.uid not in self.pinned and t.uid not in fetch_ids:
-                self.free_slots.append(self.by_tensor[t.uid])
+    def release_dead(self, inputs, op: Op, last_use: dict, fetch_ids: set) -> None:
+        by_tensor = self.by_tensor
+        for t in inputs:  # a tensor read twice is popped once
+            uid = t.uid
+            if (last_use[uid] is op and uid in by_tensor and uid not in self.pinned
+                    and uid not in fetch_ids):
+                self.free_slots.append(by_tensor.pop(uid))  # dead: forget it
 
 
 @contextmanager

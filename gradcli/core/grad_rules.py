@@ -2,6 +2,8 @@
 
 Rules build graph ops, so gradients of gradients work. Broadcasting is undone
 by the backward walk, not here; `None` means no gradient through that input.
+A rule of an op with several inputs builds only the gradients the walk asks for
+(`needed(op)`, one flag per input; `_each` does it): the walk would drop the others.
 """
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 
 from . import ops_array as A
 from . import ops_math as M
-from .registry import defgrad
+from .registry import defgrad, needed
 
 
 def _x(op, i=0):
@@ -18,6 +20,11 @@ def _x(op, i=0):
 
 def _y(op, i=0):
     return op.outputs[i]
+
+
+def _each(op, *builders):
+    """One gradient per input: builders[i]() where the walk needs input i's, None elsewhere."""
+    return tuple(build() if need else None for build, need in zip(builders, needed(op)))
 
 
 def _none(op, *grads):
@@ -86,8 +93,9 @@ def _prod_others_grad_last(x, g):
 
 def _matmul_grad(op, g):
     a, b = op.inputs
+    need_a, need_b = needed(op)
     if a.ndim == 1 and b.ndim == 1:
-        return M.mul(g, b), M.mul(g, a)
+        return _each(op, lambda: M.mul(g, b), lambda: M.mul(g, a))
     a2 = A.reshape(a, (1,) + a.shape) if a.ndim == 1 else a
     b2 = A.reshape(b, b.shape + (1,)) if b.ndim == 1 else b
     g2 = g
@@ -95,11 +103,11 @@ def _matmul_grad(op, g):
         g2 = A.reshape(g2, g2.shape[:-1] + (1,) + g2.shape[-1:]) if b.ndim > 1 else g2
     if b.ndim == 1:
         g2 = A.reshape(g2, g2.shape + (1,))
-    ga = M.matmul(g2, _swap_last(b2))
-    gb = M.matmul(_swap_last(a2), g2)
-    if a.ndim == 1:
+    ga = M.matmul(g2, _swap_last(b2)) if need_a else None
+    gb = M.matmul(_swap_last(a2), g2) if need_b else None
+    if a.ndim == 1 and need_a:
         ga = A.reshape(A.sum_to(ga, (1,) + a.shape) if ga.ndim > 2 else ga, a.shape)
-    if b.ndim == 1:
+    if b.ndim == 1 and need_b:
         gb = A.reshape(A.sum_to(gb, b.shape + (1,)) if gb.ndim > 2 else gb, b.shape)
     return ga, gb
 
@@ -113,29 +121,34 @@ def _swap_last(t):
 def _pow_grad(op, g):
     # TensorFlow's _PowGrad, its products in its order: (g * p) * x^(p-1) and (g * z) * log(x)
     x, p = op.inputs
-    gx = M.mul(M.mul(g, p), M.pow(x, M.sub(p, 1)))
-    safe_log = M.where(M.greater(x, 0), M.log(M.where(M.greater(x, 0), x, M.ones_like(x))),
-                       M.zeros_like(x))
-    return gx, M.mul(M.mul(g, op.outputs[0]), safe_log)
+
+    def gp():
+        safe_log = M.where(M.greater(x, 0), M.log(M.where(M.greater(x, 0), x, M.ones_like(x))),
+                           M.zeros_like(x))
+        return M.mul(M.mul(g, op.outputs[0]), safe_log)
+    return _each(op, lambda: M.mul(M.mul(g, p), M.pow(x, M.sub(p, 1))), gp)
 
 
 def _split_grad(op, g, join):
-    axis = op.attrs["axis"]
+    axis, need = op.attrs["axis"], needed(op)
     if join == "stack":
-        return tuple(A.getitem(g, (slice(None),) * (axis % g.ndim) + (i,))
+        return tuple(A.getitem(g, (slice(None),) * (axis % g.ndim) + (i,)) if need[i] else None
                      for i in range(len(op.inputs)))
     axis = axis % g.ndim
     bounds = np.cumsum([0] + [t.shape[axis] for t in op.inputs])
-    return tuple(A.getitem(g, (slice(None),) * axis + (slice(int(lo), int(hi)),))
-                 for lo, hi in zip(bounds[:-1], bounds[1:]))
+    return tuple(A.getitem(g, (slice(None),) * axis + (slice(int(lo), int(hi)),)) if n else None
+                 for lo, hi, n in zip(bounds[:-1], bounds[1:], need))
 
 
 def _clip_grad(op, g):
     # As TensorFlow differentiates clip_by_value = maximum(minimum(x, hi), lo): ties go to x,
     # a NaN x sends its gradient to lo, and where lo > hi everything goes to lo.
     x, lo, hi = op.inputs
-    to_min, to_lo = _select(M.greater_equal(M.minimum(x, hi), lo), g)
-    to_x, to_hi = _select(M.less_equal(x, hi), to_min)
+    need_x, need_lo, need_hi = needed(op)
+    to_min, to_lo = _select(M.greater_equal(M.minimum(x, hi), lo), g, need_x or need_hi, need_lo)
+    if not (need_x or need_hi):
+        return None, to_lo, None
+    to_x, to_hi = _select(M.less_equal(x, hi), to_min, need_x, need_hi)
     return to_x, to_lo, to_hi
 
 
@@ -235,16 +248,16 @@ def _gelu_grad(x, g):
 
 # ----- elementwise, two or three inputs -----
 defgrad("add", lambda op, g: (g, g))
-defgrad("sub", lambda op, g: (g, M.neg(g)))
-defgrad("mul", lambda op, g: (_times(g, _x(op, 1)), _times(g, _x(op, 0))))
-defgrad("div", lambda op, g: (M.div(g, _x(op, 1)),
-                              M.neg(M.div(M.mul(g, _y(op)), _x(op, 1)))))
+defgrad("sub", lambda op, g: _each(op, lambda: g, lambda: M.neg(g)))
+defgrad("mul", lambda op, g: _each(op, lambda: _times(g, _x(op, 1)), lambda: _times(g, _x(op, 0))))
+defgrad("div", lambda op, g: _each(op, lambda: M.div(g, _x(op, 1)),
+                                   lambda: M.neg(M.div(M.mul(g, _y(op)), _x(op, 1)))))
 defgrad("pow", _pow_grad)
 defgrad("matmul", _matmul_grad)
-defgrad("maximum", lambda op, g: _select(M.greater_equal(_x(op, 0), _x(op, 1)), g))
-defgrad("minimum", lambda op, g: _select(M.less_equal(_x(op, 0), _x(op, 1)), g))
+defgrad("maximum", lambda op, g: _select(M.greater_equal(_x(op, 0), _x(op, 1)), g, *needed(op)))
+defgrad("minimum", lambda op, g: _select(M.less_equal(_x(op, 0), _x(op, 1)), g, *needed(op)))
 defgrad("clip", _clip_grad)
-defgrad("where", lambda op, g: (None,) + _select(_x(op), g))
+defgrad("where", lambda op, g: (None,) + _select(_x(op), g, *needed(op)[1:]))
 for _type in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
               "logical_and", "logical_or"):
     defgrad(_type, _none)
@@ -257,9 +270,13 @@ def _times(g, t):
     return M.mul(g, t)
 
 
-def _select(mask, g):
+def _select(mask, g, first: bool = True, second: bool = True):
+    # g where mask is true (to the first input), else to the second; only the ones asked for
+    if not (first or second):
+        return None, None  # the mask is not built either
     zeros = M.zero(g)
-    return M.where(mask, g, zeros), M.where(mask, zeros, g)
+    return (M.where(mask, g, zeros) if first else None,
+            M.where(mask, zeros, g) if second else None)
 
 
 # ----- reductions -----
@@ -274,6 +291,27 @@ defgrad("softmax", lambda op, g: M.mul(_y(op), M.sub(g, A.sum(M.mul(g, _y(op)),
                                                                axis=op.attrs["axis"], keepdims=True))))
 defgrad("log_softmax", lambda op, g: M.sub(g, M.mul(M.exp(_y(op)),
                                                      A.sum(g, axis=op.attrs["axis"], keepdims=True))))
+
+defgrad("sparse_softmax_cross_entropy_with_logits", lambda op, g, gg: _sparse_xent_grad(op, g, gg))
+
+
+def _sparse_xent_grad(op, g, g_backprop):
+    # TensorFlow's _SparseSoftmaxCrossEntropyWithLogitsGrad, in its order: expand_dims(dy, -1) *
+    # backprop (the forward's second output); a gradient that reached that output (only in a
+    # second derivative; otherwise the walk's constant zeros) adds softmax's own gradient of it.
+    logits, backprop = op.inputs[1], op.outputs[1]
+    grad = M.mul(A.reshape(g, g.shape + (1,)), backprop)
+    if g_backprop is None or _is_zeros(g_backprop):
+        return None, grad
+    s = M.softmax(logits, axis=-1)
+    lead, k = logits.shape[:-1], logits.shape[-1]
+    inner = M.matmul(A.reshape(g_backprop, lead + (1, k)), A.reshape(s, lead + (k, 1)))
+    return None, M.add(grad, M.mul(M.sub(g_backprop, A.reshape(inner, lead + (1,))), s))
+
+
+def _is_zeros(t) -> bool:
+    return t.op.type == "constant" and not np.any(t._value)
+
 
 # ----- shape and indexing -----
 defgrad("reshape", lambda op, g: A.reshape(g, _x(op).shape))
@@ -291,12 +329,15 @@ for _type in ("uniform", "normal", "bernoulli"):
     defgrad(_type, _none)
 
 # ----- gradient kernels (for second derivatives) -----
-defgrad("tanh_grad", lambda op, g: (M.mul(M.mul(g, _x(op, 1)), M.mul(_x(op, 0), -2.0)),
-                                    M.tanh_grad(_x(op, 0), g)))
-defgrad("sigmoid_grad", lambda op, g: (M.mul(M.mul(g, _x(op, 1)), M.sub(1.0, M.mul(_x(op, 0), 2.0))),
-                                       M.sigmoid_grad(_x(op, 0), g)))
+defgrad("tanh_grad", lambda op, g: _each(
+    op, lambda: M.mul(M.mul(g, _x(op, 1)), M.mul(_x(op, 0), -2.0)),
+    lambda: M.tanh_grad(_x(op, 0), g)))
+defgrad("sigmoid_grad", lambda op, g: _each(
+    op, lambda: M.mul(M.mul(g, _x(op, 1)), M.sub(1.0, M.mul(_x(op, 0), 2.0))),
+    lambda: M.sigmoid_grad(_x(op, 0), g)))
 # TensorFlow's SqrtGradGrad and ReciprocalGradGrad, so second derivatives match it too
-defgrad("sqrt_grad", lambda op, g: (M.mul(M.neg(M.div(g, _x(op, 0))), _y(op)),
-                                    M.mul(0.5, M.div(g, _x(op, 0)))))
-defgrad("reciprocal_grad", lambda op, g: (M.mul(M.mul(M.mul(g, -2.0), _x(op, 1)), _x(op, 0)),
-                                          M.reciprocal_grad(_x(op, 0), g)))
+defgrad("sqrt_grad", lambda op, g: _each(op, lambda: M.mul(M.neg(M.div(g, _x(op, 0))), _y(op)),
+                                         lambda: M.mul(0.5, M.div(g, _x(op, 0)))))
+defgrad("reciprocal_grad", lambda op, g: _each(
+    op, lambda: M.mul(M.mul(M.mul(g, -2.0), _x(op, 1)), _x(op, 0)),
+    lambda: M.reciprocal_grad(_x(op, 0), g)))

@@ -1,11 +1,16 @@
 """Graph data: ops, the tensors they output, variables, and op construction.
 
-Every op computes its value once when it is built (that gives shapes and
-dtypes for free); evaluation later replays compiled schedules instead.
+Most ops compute their value once when they are built (that gives shapes and
+dtypes for free). Elementwise ops on float tensors (make_elementwise) do not:
+their shape is the inputs' broadcast and their dtype the kernel's on 0-d stand-ins,
+and their value is computed only if something asks for it (Tensor.numpy(), an op
+that runs its kernel at build); a chain of them holds no values, only its graph.
+Evaluation replays compiled schedules instead.
 """
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 from typing import Callable, Sequence
 
@@ -13,6 +18,7 @@ import numpy as np
 
 from ..errors import GraphError
 from . import budget as budgets
+from .registry import _scopes, claim_override
 
 _uids = itertools.count()
 
@@ -28,6 +34,7 @@ class _Origin(threading.local):
 
 
 ORIGIN = _Origin()
+_NO_ATTRS: dict = {}  # shared by ops without attributes (nothing writes an op's attrs)
 
 
 class Op:
@@ -93,7 +100,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def differentiable(self) -> bool:
@@ -101,9 +108,7 @@ class Tensor:
 
     def numpy(self):
         """The tensor's value under the current variable values."""
-        if self._version != State.version and self.op.inputs:
-            refresh(self)
-        value = self._value
+        value = current_value(self)
         return np.array(value) if isinstance(value, np.ndarray) else value
 
     def __array__(self, dtype=None, copy=None):
@@ -149,34 +154,54 @@ class Variable(Tensor):
 
 
 def current_value(t: Tensor):
-    """The tensor's value, recomputed if a variable changed since it was cached."""
-    if t._version != State.version and t.op.inputs:
-        refresh(t)
-    return t._value
+    """The tensor's value, computed if it was not kept or a variable changed since."""
+    value = t._value
+    if value is None or (t._version != State.version and t.op.inputs):
+        return refresh(t)
+    return value
 
 
-def refresh(t: Tensor) -> None:
-    """Recompute t's stale cached value and those of its stale ancestors, each once.
+def refresh(t: Tensor):
+    """Compute t's value from the nearest tensors that hold a current one, and keep it.
 
-    Building ops after an assign reads every input's value: recomputing each
-    one from the leaves would make building a graph quadratic in its size.
+    Stale values that were kept (a variable changed since) are recomputed and kept,
+    each once: building ops after an assign reads every input's value, and
+    recomputing each one from the leaves would make building quadratic. Values
+    that were never kept (elementwise ops) are computed in passing and dropped as
+    soon as nothing later in the pass reads them; only t's is kept.
     """
-    def fresh(u: Tensor) -> bool:
-        return u._version == State.version or not u.op.inputs
+    version = State.version
 
+    def held(u: Tensor) -> bool:
+        return not u.op.inputs or (u._value is not None and u._version == version)
+
+    ops = walk_ops([t], stop=held)
+    uses: dict[int, int] = {}
+    for op in ops:
+        for u in op.inputs:
+            uses[u.uid] = uses.get(u.uid, 0) + 1
+    passing: dict[int, object] = {}
     with np.errstate(all="ignore"):
-        for op in walk_ops([t], stop=fresh):
-            result = op.kernel(*[u._value for u in op.inputs])
+        for op in ops:
+            args = [passing.get(u.uid, u._value) for u in op.inputs]
+            for u in op.inputs:  # drop what no later op of the pass reads
+                uses[u.uid] -= 1
+                if not uses[u.uid]:
+                    passing.pop(u.uid, None)
+            result = op.kernel(*args)
             for out, value in zip(op.outputs, result if len(op.outputs) > 1 else (result,)):
-                out._value, out._version = value, State.version
+                if out._value is not None or out is t:
+                    out._value, out._version = value, version
+                elif out.uid in uses:
+                    passing[out.uid] = value
+    return t._value
 
 
 def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict | None = None,
             n_outputs: int = 1) -> Op:
     """Build an op, run its kernel once on the current values and create its outputs."""
-    from .registry import claim_override
     op = Op(type_, tuple(inputs), attrs or {}, kernel)
-    budget = budgets.active()
+    budget = budgets._active
     if budget is not None:  # before the kernel allocates anything
         budget.admit(type_, [t.shape for t in op.inputs], [t.dtype for t in op.inputs], op.attrs)
     values = [current_value(t) for t in op.inputs]
@@ -192,8 +217,94 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
     if n_outputs > 1 and len(values) != n_outputs:
         raise GraphError(f"op {type_!r} returned {len(values)} outputs, expected {n_outputs}")
     op.outputs = tuple(Tensor(op, i, v) for i, v in enumerate(values))
-    op.override = claim_override(op)
+    op.override = claim_override(op) if _scopes.stack else None
     return op
+
+
+# (op type, input dtypes) -> the result's dtype, or False where the op runs at build instead
+_RESULT_DTYPES: dict[tuple, object] = {}
+
+
+def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
+    """An elementwise op's output: shape and dtype from the inputs, value computed on demand.
+
+    For float inputs only, outside a memory budget: there a kernel cannot fail on values
+    under errstate, so nothing is lost by not running it now. Integer and boolean inputs (int ** -1
+    raises) and inputs that do not broadcast (the kernel's own error says why) go
+    through make_op, which runs the kernel.
+    """
+    first = inputs[0]
+    if len(inputs) == 1:
+        key = (type_, first.dtype)
+    elif len(inputs) == 2:
+        key = (type_, first.dtype, inputs[1].dtype)
+    else:
+        key = (type_, *[t.dtype for t in inputs])
+    dtype = _RESULT_DTYPES.get(key)
+    if dtype is None:
+        dtype = _RESULT_DTYPES[key] = _result_dtype(kernel, key[1:])
+    if dtype is False:
+        return make_op(type_, kernel, inputs).outputs[0]
+    shape = first.shape
+    for t in inputs:
+        if t.shape != shape:
+            shape = _broadcast(inputs)
+            if shape is None:
+                return make_op(type_, kernel, inputs).outputs[0]
+            break
+    if budgets._active is not None:
+        # Under a memory budget (every CLI run) values are computed at build as before: the
+        # ledger counts what is held, and an allocation that fails names the op that made it.
+        return make_op(type_, kernel, inputs).outputs[0]
+    return make_lazy(type_, kernel, inputs, _NO_ATTRS, shape, dtype)
+
+
+def make_lazy(type_: str, kernel: Callable, inputs: tuple, attrs: dict, shape: tuple,
+              dtype: np.dtype) -> Tensor:
+    """An op whose caller knows its output's shape and dtype: its kernel is not run now, and
+    its value is computed only if asked for (refresh). The caller has checked that the
+    kernel cannot fail on these inputs."""
+    op = Op(type_, inputs, attrs, kernel)
+    out = Tensor.__new__(Tensor)
+    out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
+    # uids key tensors in some dicts and ops in others, never both: an op's only output
+    # can share its number (one int object fewer per op)
+    out._version, out.label, out.uid = State.version, None, op.uid
+    op.outputs = (out,)
+    if _scopes.stack:
+        op.override = claim_override(op)
+    return out
+
+
+def _broadcast(inputs: tuple):
+    """The inputs' broadcast shape, as one of their own shape tuples where it is one of them
+    (a chain of `y * 0.999` shares y's tuple), or None if they do not broadcast."""
+    shape = ()
+    for t in inputs:
+        s = t.shape
+        if s and s != shape:
+            if shape:
+                return _broadcast_apart([u.shape for u in inputs])
+            shape = s
+    return shape
+
+
+def _broadcast_apart(shapes: list):
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+    return next((s for s in shapes if s == shape), shape)
+
+
+def _result_dtype(kernel: Callable, dtypes: tuple):
+    if any(d.kind != "f" for d in dtypes if d.kind != "b") or all(d.kind == "b" for d in dtypes):
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(kernel(*[np.zeros((), d) for d in dtypes])).dtype
+    except (ValueError, TypeError, IndexError):
+        return False
 
 
 def leaf(value, kind: str, dtype=None, name: str | None = None, trainable: bool = False) -> Tensor:
@@ -223,27 +334,29 @@ def as_array(value, dtype=None) -> np.ndarray:
     return array
 
 
-def walk_ops(tensors: Sequence[Tensor], stop: Callable[[Tensor], bool] = lambda t: False) -> list[Op]:
+def walk_ops(tensors: Sequence[Tensor], stop: Callable[[Tensor], bool] | None = None,
+             stop_ids: set | frozenset = frozenset()) -> list[Op]:
     """Ops the tensors depend on, in topological order, without recursion.
 
-    A tensor for which stop() is true is treated as a leaf: its op is not entered.
+    A tensor for which stop() is true, or whose uid is in stop_ids (the cheaper
+    form: no call per tensor), is treated as a leaf: its op is not entered.
     """
     order: list[Op] = []
     seen: set[int] = set()
-    stack: list[tuple[Op, int]] = []
     for t in tensors:
-        if stop(t) or t.op.uid in seen:
+        if (stop(t) if stop else t.uid in stop_ids) or t.op.uid in seen:
             continue
         seen.add(t.op.uid)
-        stack.append((t.op, 0))
-        while stack:
-            op, i = stack.pop()
-            if i < len(op.inputs):
-                stack.append((op, i + 1))
-                child = op.inputs[i]
-                if not stop(child) and child.op.uid not in seen:
+        stack = [(t.op, iter(t.op.inputs))]
+        while stack:  # each op resumes its inputs where it left them: no re-pushed tuples
+            op, children = stack[-1]
+            for child in children:
+                if child.op.uid not in seen and not (stop(child) if stop else
+                                                     child.uid in stop_ids):
                     seen.add(child.op.uid)
-                    stack.append((child.op, 0))
+                    stack.append((child.op, iter(child.op.inputs)))
+                    break
             else:
+                stack.pop()
                 order.append(op)
     return order

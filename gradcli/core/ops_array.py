@@ -10,8 +10,9 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPS, OpSpec
+from ..ops import kernels as _kernels
 from . import budget as budgets
-from .graph import Tensor, make_op
+from .graph import Tensor, make_elementwise, make_lazy, make_op
 from .ops_math import convert, unary
 
 
@@ -31,11 +32,38 @@ def _reduction(spec: OpSpec):
     def build(x, axis=None, keepdims=False) -> Tensor:
         x = convert(x)
         attrs = _axis_attrs(x, axis, keepdims)
-        return unary(type_, functools.partial(fn, axis=attrs["axis"], keepdims=attrs["keepdims"]),
-                     x, attrs)
+        kernel = functools.partial(fn, axis=attrs["axis"], keepdims=attrs["keepdims"])
+        if x.dtype.kind == "f" and x.size and budgets.active() is None:
+            # a non-empty float reduction cannot fail: its value waits until asked for
+            return make_lazy(type_, kernel, (x,), attrs, _reduced_shape(x.shape, attrs),
+                             _reduced_dtype(type_, kernel, x, attrs))
+        return unary(type_, kernel, x, attrs)
     build.__name__ = build.__qualname__ = type_
     build.__doc__ = f"{spec.signature}: {spec.doc}."
     return build
+
+
+def _reduced_shape(shape: tuple, attrs: dict) -> tuple:
+    axes, keep = attrs["axis"], attrs["keepdims"]
+    if axes is None:
+        return (1,) * len(shape) if keep else ()
+    if keep:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+_REDUCED_DTYPES: dict[tuple, np.dtype] = {}
+
+
+def _reduced_dtype(type_: str, kernel, x: Tensor, attrs: dict) -> np.dtype:
+    """The kernel's dtype on a one-element stand-in of x's dtype and rank (cached)."""
+    key = (type_, x.dtype, x.ndim, attrs["axis"], attrs["keepdims"])
+    dtype = _REDUCED_DTYPES.get(key)
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            dtype = np.asarray(kernel(np.ones((1,) * x.ndim, x.dtype))).dtype
+        _REDUCED_DTYPES[key] = dtype
+    return dtype
 
 
 # sum, mean, max, min, prod, logsumexp: generated from their table entries
@@ -167,6 +195,25 @@ def max_with_argmax(x, axis=-1) -> tuple[Tensor, Tensor]:
     return make_op("max_with_argmax", kernel, (x,), {"axis": axis}, n_outputs=2).outputs
 
 
+def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
+    """tf.nn.sparse_softmax_cross_entropy_with_logits: the per-row loss over logits' last axis.
+    Like TensorFlow's fused op, the core op has a second output, its gradient wrt logits
+    (softmax - one_hot), made by the same kernel; the rule scales it by dy."""
+    logits, labels = convert(logits), convert(labels)
+    if labels.dtype.kind not in "iu":
+        raise GraphError("sparse_softmax_cross_entropy_with_logits() needs integer labels, got "
+                         f"{labels.dtype} (cast(labels, int64))")
+    if logits.dtype.kind != "f":
+        raise GraphError(f"sparse_softmax_cross_entropy_with_logits() needs float logits, got "
+                         f"{logits.dtype}")
+    if logits.ndim == 0 or labels.shape != logits.shape[:-1]:
+        raise GraphError(f"sparse_softmax_cross_entropy_with_logits() needs labels of logits' "
+                         f"shape without its last (class) axis: labels {labels.shape}, logits "
+                         f"{logits.shape}")
+    return make_op("sparse_softmax_cross_entropy_with_logits", _kernels.sparse_xent_with_backprop,
+                   (labels, logits), n_outputs=2).outputs[0]
+
+
 def _arg_extremum(spec: OpSpec):
     def build(x, axis=-1) -> Tensor:
         x = convert(x)
@@ -224,7 +271,7 @@ def add_n(tensors) -> Tensor:
     """Sum of several gradients arriving at one tensor."""
     if len(tensors) == 1:
         return tensors[0]
-    return make_op("add_n", _accumulate, tuple(tensors)).outputs[0]
+    return make_elementwise("add_n", _accumulate, tuple(tensors))
 
 
 def _accumulate(*values):

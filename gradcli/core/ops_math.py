@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
-from .graph import Tensor, leaf, make_op
+from .graph import Tensor, leaf, make_elementwise, make_op
 
 
 def constant(value, dtype=None, name: str | None = None) -> Tensor:
@@ -83,6 +83,11 @@ def convert(value, like: Tensor | None = None) -> Tensor:
     """
     if isinstance(value, Tensor):
         return value
+    if type(value) is float and like is not None and like.dtype.kind == "f":
+        # the common case (y * 0.999), without number_dtype's array: a float takes like's dtype
+        shared = _scalars.get((repr(value), like.dtype.str))
+        if shared is not None:
+            return shared
     dtype = number_dtype(value, like.dtype if like is not None else None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         key = (repr(value), None if dtype is None else dtype.str)  # repr keeps -0.0 apart from 0.0
@@ -114,6 +119,16 @@ def binary(type_: str, kernel, x, y) -> Tensor:
     return make_op(type_, kernel, _pair(x, y)).outputs[0]
 
 
+def elementwise1(type_: str, kernel, x) -> Tensor:
+    """A one-input elementwise op (make_elementwise: its value is computed on demand)."""
+    return make_elementwise(type_, kernel, (x if isinstance(x, Tensor) else convert(x),))
+
+
+def elementwise2(type_: str, kernel, x, y) -> Tensor:
+    """A two-input elementwise op (make_elementwise: its value is computed on demand)."""
+    return make_elementwise(type_, kernel, _pair(x, y))
+
+
 # ----- the table's elementwise ops, one builder each, generated from their entries -----
 def _named(build, spec: OpSpec):
     """build under the op's name, doc and parameter names: gc.matmul(a=..., b=...) and
@@ -134,7 +149,7 @@ def _named(build, spec: OpSpec):
 def _unary_builder(spec: OpSpec):
     type_, kernel, attrs = spec.name, spec.kernel, spec.params[1:]
     if not attrs:
-        return _named(lambda x: unary(type_, kernel, x), spec)
+        return _named(lambda x: elementwise1(type_, kernel, x), spec)
     if len(attrs) > 1:
         raise GraphError(f"op {type_!r}: a generated one-input builder takes one attribute")
 
@@ -146,7 +161,9 @@ def _unary_builder(spec: OpSpec):
 
 def _binary_builder(spec: OpSpec):
     type_, kernel = spec.name, spec.kernel
-    return _named(lambda x, y: binary(type_, kernel, x, y), spec)
+    if type_ == "matmul":  # the one binary op that is not elementwise
+        return _named(lambda x, y: binary(type_, kernel, x, y), spec)
+    return _named(lambda x, y: elementwise2(type_, kernel, x, y), spec)
 
 
 _FAMILIES = {"unary": _unary_builder, "binary": _binary_builder}
@@ -160,7 +177,7 @@ def clip(x, lo, hi) -> Tensor:
     x = convert(x)
     lo, hi = convert(lo, like=x), convert(hi, like=x)
     # min then max, as tf.clip_by_value: where lo > hi the result is lo, and a NaN stays NaN
-    return make_op("clip", OPS["clip"].kernel, (x, lo, hi)).outputs[0]
+    return make_elementwise("clip", OPS["clip"].kernel, (x, lo, hi))
 
 
 def where(cond, a, b) -> Tensor:
@@ -169,7 +186,7 @@ def where(cond, a, b) -> Tensor:
     if cond.dtype.kind != "b":
         raise GraphError(f"where() needs a boolean condition, got {cond.dtype}")
     a, b = _pair(a, b)
-    return make_op("where", OPS["where"].kernel, (cond, a, b)).outputs[0]
+    return make_elementwise("where", OPS["where"].kernel, (cond, a, b))
 
 
 def cast(x, dtype) -> Tensor:
@@ -184,10 +201,18 @@ def dtype(x) -> np.dtype:
 
 
 # ----- gradient kernels that are ops too, so that second derivatives work -----
-def tanh_grad(y, g): return binary("tanh_grad", lambda y_, g_: g_ * (1 - y_ * y_), y, g)
-def sigmoid_grad(y, g): return binary("sigmoid_grad", lambda y_, g_: g_ * (y_ * (1 - y_)), y, g)
-def sqrt_grad(y, g): return binary("sqrt_grad", _sqrt_grad, y, g)
-def reciprocal_grad(y, g): return binary("reciprocal_grad", _reciprocal_grad, y, g)
+def tanh_grad(y, g): return elementwise2("tanh_grad", _tanh_grad, y, g)
+def sigmoid_grad(y, g): return elementwise2("sigmoid_grad", _sigmoid_grad, y, g)
+def sqrt_grad(y, g): return elementwise2("sqrt_grad", _sqrt_grad, y, g)
+def reciprocal_grad(y, g): return elementwise2("reciprocal_grad", _reciprocal_grad, y, g)
+
+
+def _tanh_grad(y, g):
+    return g * (1 - y * y)
+
+
+def _sigmoid_grad(y, g):
+    return g * (y * (1 - y))
 
 
 # TensorFlow's SqrtGrad and ReciprocalGrad kernels return 0 where the upstream gradient is 0, even

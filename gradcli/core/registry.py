@@ -15,6 +15,40 @@ from ..errors import RegistryError
 
 Rule = Callable[..., object]  # rule(op, *output_grads) -> one gradient per input
 
+
+class _Asked(threading.local):
+    op: object = None           # the op whose rule the backward walk is running
+    mask: tuple = ()            # which of its inputs need a gradient
+
+
+_asked = _Asked()
+
+
+def needed(op) -> tuple[bool, ...]:
+    """Which of op's inputs the running backward walk needs a gradient for, one flag each.
+
+    TensorFlow's skip_input_indices, inverted: a rule may return None for an input whose
+    flag is False, and should not build its gradient (the `0.999` of `y * 0.999` needs
+    none). Outside a walk, or for another op, every input is needed.
+    """
+    asked = _asked
+    if asked.op is op:
+        return asked.mask
+    return (True,) * len(op.inputs)
+
+
+def ask(op, mask: tuple) -> tuple:
+    """The walk is about to run op's rule for the inputs in mask; returns what to restore()."""
+    asked = _asked
+    saved = asked.op, asked.mask
+    asked.op, asked.mask = op, mask
+    return saved
+
+
+def restore(saved: tuple) -> None:
+    """Back to the outer rule's mask (a custom grad_fn may run a walk of its own)."""
+    _asked.op, _asked.mask = saved
+
 _RULES: dict[str, Rule] = {}
 _NAMES: dict[str, str] = {}        # lowercase -> name as registered, for messages and listings
 _TRUE_RULES: dict[str, Rule] = {}  # control ops: the derivative of their forward function

@@ -101,7 +101,7 @@ op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dt
 # A backend adapts its reductions' axes once (None: all; (): a copy); the spellings get a tuple.
 for _name, _kernel, _torch, _jax, _doc in [
     ("sum", np.sum, "sum", "jnp.sum", "sum over axis (all by default)"),
-    ("mean", np.mean, "mean", "jnp.mean", "mean over axis"),
+    ("mean", K.mean, "mean", "jnp.mean", "mean over axis"),
     ("max", np.max, "amax", "jnp.max", "max over axis; ties share the gradient equally, as TensorFlow"),
     ("min", np.min, "amin", "jnp.min", "min over axis; ties share the gradient equally, as TensorFlow"),
     ("prod", np.prod, OWN, "jnp.prod", "product over axis"),
@@ -116,6 +116,13 @@ op("softmax(x, axis=-1)", "softmax along axis", K.softmax, family="unary",
 op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", K.log_softmax,
    family="unary", torch="torch.log_softmax(x, dim=axis)", jax="nn.log_softmax",
    tensorflow="tf.nn.log_softmax")
+op("sparse_softmax_cross_entropy_with_logits(labels, logits)",
+   "per-row cross-entropy -log(softmax(logits)[labels]) over logits' last axis, in one kernel "
+   "(tf.nn.sparse_softmax_cross_entropy_with_logits): integer labels of logits' shape without its "
+   "last axis, each in [0, classes) (others fail, as on TensorFlow's CPU), no gradient into them; "
+   "gradient (softmax(logits) - one_hot(labels)) * dy; second derivatives as TensorFlow's",
+   K.sparse_softmax_cross_entropy_with_logits, gradient=(False, True), torch=OWN, jax=OWN,
+   tensorflow="tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)")
 op("transpose(x, axes=None)", "permute axes (reverse them by default)", np.transpose,
    torch="torch.permute(x, axes)", tensorflow="tf.transpose(x, perm=axes)")
 op("reshape(x, shape)", "same elements, new shape (-1 infers one dimension)", K.reshape,

@@ -79,11 +79,12 @@ def test_building_after_an_assign_recomputes_each_op_once():
     for op in ops:
         op.kernel = counting(op)
     x.assign(np.zeros(4))
-    (g,) = gc.gradients(loss, x)  # builds ~2000 ops, each reading stale forward values
-    assert max(calls.values()) == 1 and len(calls) >= len(ops) - 1  # each op at most once
+    (g,) = gc.gradients(loss, x)  # builds ~2000 ops, whose rules read stale forward tensors
+    # elementwise ops keep no value, so building their gradients runs no forward kernel
+    assert max(calls.values(), default=1) == 1
     calls.clear()
     loss.numpy()
-    assert len(calls) <= 1  # only the final sum, which no gradient rule needed, was stale
+    assert max(calls.values()) == 1 and len(calls) == len(ops)  # each op once, not per step
     calls.clear()
     loss.numpy()
     assert calls == {}

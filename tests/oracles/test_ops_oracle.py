@@ -44,6 +44,9 @@ INPUTS = {
     "i": np.array([0, 3, 1, 2]), "i2": np.array([[2, 0], [1, 1]]),
 }
 INPUTS["bt"] = np.where([[True, False, True], [False, True, False]], INPUTS["b"], INPUTS["b2"])
+# logits for the fused cross-entropy (drawn last: the inputs above keep their numbers)
+INPUTS.update(lg=_away_from_zero(4, 5), lg3=_away_from_zero(2, 2, 3), yb=np.array([2, 0]),
+              i0=np.int64(2))
 POOLS = {"any": ("a", "b", "c", "s"), "pos": ("pa", "pb", "pc", "ps"),
          "all": ("a", "b", "c", "s", "t", "h", "w")}
 
@@ -173,6 +176,12 @@ np_erf, np_erfc = np.vectorize(math.erf), np.vectorize(math.erfc)
 def np_gelu(x):
     # tf.nn.gelu(approximate=False) rounds sqrt(1/2) to float32 (tf.cast of a Python float)
     return 0.5 * x * np_erfc(-x * float(np.float32(np.sqrt(0.5))))
+
+
+def np_xent(labels, logits):
+    """-log(softmax(logits)[label]) per row, from numpy's logaddexp, not gradcli's kernel."""
+    picked = np.take_along_axis(logits, np.expand_dims(labels, -1), axis=-1)[..., 0]
+    return np.logaddexp.reduce(logits, axis=-1) - picked
 
 
 ZERO_C, MAX_C, MAX_B = ("z1, zi1: zero_out(c)", "mv1, mi1: max_with_argmax(c, axis=1)",
@@ -335,6 +344,12 @@ ORACLES = {
                V("cast(argmin(b, axis=0), dtype(b)) * b",  # no gradient through the index
                  lambda v: np.argmin(v.b, axis=0).astype(np.float64) * v.b,
                  lambda v: tf.cast(tf.argmin(v.b, axis=0), f64) * v.b)],
+    "sparse_softmax_cross_entropy_with_logits": [
+        V(f"sparse_softmax_cross_entropy_with_logits({y}, {z})",
+          lambda v, y=y, z=z: np_xent(getattr(v, y), getattr(v, z)),
+          lambda v, y=y, z=z: tf.nn.sparse_softmax_cross_entropy_with_logits(
+              labels=getattr(v, y), logits=getattr(v, z)))
+        for y, z in (("i", "lg"), ("i2", "lg3"), ("yb", "big"), ("i0", "a"))],
     "max_with_argmax": [
         V("mv1", lambda v: np.max(v.c, axis=1), lambda v: take_max(v.c, 1), lets=(MAX_C,)),
         V("mi1", lambda v: np.argmax(v.c, axis=1), lets=(MAX_C,)),

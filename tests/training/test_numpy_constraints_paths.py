@@ -1,0 +1,58 @@
+"""Constraints on the numpy core, both ways it evaluates them: one op over leaves (clip(b, lo,
+hi), the op's kernel called directly) and a composite expression (a max-norm rescale, replayed),
+in the same run, against the training loop written out in numpy here."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcli import runner
+from gradcli.spec import load_spec_text
+
+
+def literal(a) -> str:
+    return repr(np.asarray(a).tolist())
+
+
+X = np.random.default_rng(5).normal(size=(6, 3))
+T = np.random.default_rng(6).normal(size=(6, 2)) * 3
+W0 = np.random.default_rng(7).normal(size=(3, 2))
+
+SPEC = f"""
+inputs:
+  x: {{value: {literal(X)}, trainable: false}}
+  t: {{value: {literal(T)}, trainable: false}}
+  w: {literal(W0)}
+  b: [0.0, 0.0]
+outputs:
+  loss: sum(square(x @ w + b - t))
+wrt: [w]
+train:
+  loss: loss
+  optimizer: {{name: sgd, lr: 0.0625}}
+  steps: 6
+  constraints:
+    b: clip(b, -0.1, 0.1)
+"""
+MAX_NORM = "    w: w * minimum(1.0, 0.5 / sqrt(sum(w * w)))\n"
+
+
+@pytest.mark.parametrize("max_norm", [False, True], ids=["clip-only-direct", "with-max-norm-replayed"])
+def test_direct_and_replayed_constraints_match_numpy(max_norm):
+    w, b, losses = W0.copy(), np.zeros(2), []
+    for _ in range(6):
+        r = X @ w + b - T
+        losses.append(np.sum(r * r))
+        gw, gb = 2 * X.T @ r, 2 * r.sum(axis=0)
+        w, b = w - 0.0625 * gw, b - 0.0625 * gb
+        b = np.clip(b, -0.1, 0.1)
+        if max_norm:
+            w = w * min(1.0, 0.5 / np.sqrt(np.sum(w * w)))
+    spec = SPEC + (MAX_NORM if max_norm else "")
+    train = runner.run(load_spec_text(spec, path="c.yaml"), backend="numpy").train
+    np.testing.assert_allclose(train.loss, losses, rtol=1e-12)
+    np.testing.assert_allclose(train.final["w"], w, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(train.final["b"], b, rtol=1e-12, atol=1e-15)
+    assert np.all(np.abs(train.final["b"]) == 0.1)  # the clip bit
+    if max_norm:
+        np.testing.assert_allclose(np.sqrt(np.sum(train.final["w"] ** 2)), 0.5, rtol=1e-12)
