@@ -47,9 +47,9 @@ BUILTIN_GRADIENTS = {name: f"{text}: {doc}" for name, (text, doc) in BUILTINS.it
 
 # Calls the language gives a meaning of its own, not ops of the table (gradcli list ops).
 LANGUAGE_FORMS = {
-    "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value (x's "
-                  "shape, zeros where unconnected): second derivatives, Hessian-vector products, "
-                  "gradient penalties (docs/spec.md)",
+    "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value of x's "
+                  "shape (zeros where unconnected): second derivatives, Hessian-vector products, "
+                  "gradient penalties",
 }
 
 __all__ = ["BUILTINS", "BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS",
