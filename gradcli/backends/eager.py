@@ -350,12 +350,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         self._admit(name, [], {"shape": shape, "dtype": self.dtype})
         rng = np.random.default_rng([self.program.experiment.seed, self.drawn])
         self.drawn += 1
-        if name == "uniform":
-            value = rng.uniform(values["low"], values["high"], shape)
-        elif name == "normal":
-            value = rng.normal(values["mean"], values["std"], shape)
-        else:
-            value = rng.random(shape) < values["p"]
+        value = spec.kernel(rng, shape, **{p: values[p] for p in spec.params[1:]})
         return self.kit.constant(np.asarray(value.astype(self.dtype)))
 
 

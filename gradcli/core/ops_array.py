@@ -156,29 +156,27 @@ def set_seed(seed: int) -> None:
     _Seeds.counter = itertools.count()
 
 
-def _random(type_: str, draw, shape, seed, dtype, attrs: dict) -> Tensor:
+def _random(type_: str, shape, seed, dtype, attrs: dict) -> Tensor:
     seed = (_Seeds.base, next(_Seeds.counter)) if seed is None else (int(seed),)
     shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
     budget = budgets.active()
     if budget is not None:  # the draw happens here, before make_op could look at it
         budget.admit(type_, [], [], {"shape": shape, "dtype": dtype})
-    value = draw(np.random.default_rng(list(seed)), shape).astype(dtype)
+    value = OPS[type_].kernel(np.random.default_rng(list(seed)), shape, **attrs).astype(dtype)
     value = value[()] if value.ndim == 0 else value
     return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).outputs[0]
 
 
 def uniform(shape, low=0.0, high=1.0, seed=None, dtype=np.float64) -> Tensor:
-    return _random("uniform", lambda r, s: r.uniform(low, high, s), shape, seed, dtype,
-                   {"low": low, "high": high})
+    return _random("uniform", shape, seed, dtype, {"low": low, "high": high})
 
 
 def normal(shape, mean=0.0, std=1.0, seed=None, dtype=np.float64) -> Tensor:
-    return _random("normal", lambda r, s: r.normal(mean, std, s), shape, seed, dtype,
-                   {"mean": mean, "std": std})
+    return _random("normal", shape, seed, dtype, {"mean": mean, "std": std})
 
 
 def bernoulli(shape, p=0.5, seed=None, dtype=np.float64) -> Tensor:
-    return _random("bernoulli", lambda r, s: (r.random(s) < p), shape, seed, dtype, {"p": p})
+    return _random("bernoulli", shape, seed, dtype, {"p": p})
 
 
 # ----- multi-output ops -----

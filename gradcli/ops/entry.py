@@ -36,7 +36,8 @@ class OpSpec:
     tensor_params: tuple[str, ...] = ()  # parameters that take tensors (the rest are attributes)
     variadic: bool = False               # the first parameter takes a list of tensors
     family: str = "core"
-    # numpy forward: kernel(*input values, **attributes) -> value (or a tuple for several outputs)
+    # numpy forward: kernel(*input values, **attributes) -> value (or a tuple for several outputs);
+    # a seeded draw: kernel(numpy generator, shape, **attributes)
     kernel: Callable | None = None
     # the same forward written once over an op namespace `o` (o.mul, o.erfc, ...): formula(o,
     # *tensors, **attributes). The numpy kernel and every framework without a spelling use it.

@@ -224,3 +224,17 @@ def sum_to_axes(shape: tuple, target: tuple) -> tuple:
     lead = len(shape) - len(target)
     return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target)
                                       if n == 1 and shape[lead + i] != 1)
+
+
+# Seeded draws: kernel(generator, shape, **attributes), numpy's generator on every backend, so
+# a spec draws the same numbers whichever backend runs it.
+def uniform_draw(rng, shape, low=0.0, high=1.0):
+    return rng.uniform(low, high, shape)
+
+
+def normal_draw(rng, shape, mean=0.0, std=1.0):
+    return rng.normal(mean, std, shape)
+
+
+def bernoulli_draw(rng, shape, p=0.5):
+    return (rng.random(shape) < p).astype(np.float64)  # 0/1 numbers, as the op gives them

@@ -135,10 +135,12 @@ op("getitem(x, index)", "x[index]: integers, slices, None and integer lists", K.
    attrs=("index",), torch=OWN, jax=OWN, tensorflow=OWN)
 
 # ----- seeded random draws (the same numbers on every replay) -----
-op("uniform(shape, low=0.0, high=1.0)", "uniform draw in [low, high)", attrs=("shape",),
+op("uniform(shape, low=0.0, high=1.0)", "uniform draw in [low, high)", K.uniform_draw,
+   attrs=("shape",), native=False)
+op("normal(shape, mean=0.0, std=1.0)", "normal draw", K.normal_draw, attrs=("shape",),
    native=False)
-op("normal(shape, mean=0.0, std=1.0)", "normal draw", attrs=("shape",), native=False)
-op("bernoulli(shape, p=0.5)", "0/1 draw with P(1) = p", attrs=("shape",), native=False)
+op("bernoulli(shape, p=0.5)", "0/1 draw with P(1) = p", K.bernoulli_draw, attrs=("shape",),
+   native=False)
 
 # ----- gradient control -----
 op("grad_pass_through(e, wrt=None)",
