@@ -210,7 +210,8 @@ CASES = {
         BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n  clip: {norm: 1, value: [0, 1]}\n",
         "spec.yaml:10:9: train.clip: clip takes exactly one of norm, global_norm, value, got 2"),
     "schedule two kinds": (
-        BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n  schedule: {cosine: {steps: 5}, step: {every: 2, rate: 0.5}}\n",
+        BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n"
+        "  schedule: {cosine: {steps: 5}, step: {every: 2, rate: 0.5}}\n",
         "spec.yaml:10:13: train.schedule: schedule takes exactly one of cosine, step, exponential, "
         "got 2"),
     "schedule none": (
