@@ -1,0 +1,72 @@
+"""Evaluating a set of fetches once, directly: the ops they need in topological order, from
+the values the graph already holds, without compiling a replay schedule.
+
+Most graphs are evaluated once (a CLI run builds, differentiates and prints). For them a
+schedule's slot allocation and donation analysis cost more than running the kernels, and
+values computed at build (matmuls, reductions) are current: they are read, not recomputed.
+Each op's kernel runs at most once, the same kernels in the same order as a replay (the
+results are the replay's to the bit); a value is dropped as soon as no later op reads it,
+so a long chain holds only what is live. No recursion: walk_ops is iterative.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .graph import State, Tensor, walk_ops
+
+
+def evaluate_once(fetches: Sequence[Tensor], fed: Sequence[Tensor], feed_values: Sequence) -> list:
+    """The fetches' values with fed tensors' values replaced, each needed op run once."""
+    version = State.version
+    values: dict[int, object] = {t.uid: v for t, v in zip(fed, feed_values)}
+    if fed:
+        fed_ids = set(values)
+        ops = walk_ops(fetches, stop_ids=fed_ids)
+        tainted = set(fed_ids)  # tensors whose value depends on a fed one: held values are wrong
+    else:
+        def held(u: Tensor) -> bool:
+            return not u.op.inputs or (u._value is not None and u._version == version)
+
+        ops = walk_ops(fetches, stop=held)
+        fed_ids = tainted = None
+    uses: dict[int, int] = {}
+    for op in ops:
+        for u in op.inputs:
+            uses[u.uid] = uses.get(u.uid, 0) + 1
+    fetch_ids = {t.uid for t in fetches}
+    with np.errstate(all="ignore"):
+        for op in ops:
+            inputs = op.inputs
+            outs = op.outputs
+            if tainted is not None:
+                if not inputs:
+                    continue  # a leaf: its value is read where it is used
+                if not any(u.uid in tainted for u in inputs):
+                    if all(o._value is not None and o._version == version for o in outs):
+                        _release(inputs, uses, values, fetch_ids)
+                        continue  # current and not downstream of a feed: read, not run
+                else:
+                    tainted.update(o.uid for o in outs)
+            args = [values[u.uid] if u.uid in values else u._value for u in inputs]
+            _release(inputs, uses, values, fetch_ids)
+            result = op.kernel(*args)
+            for out, value in zip(outs, result if len(outs) > 1 else (result,)):
+                uid = out.uid
+                if fed_ids is not None and uid in fed_ids:
+                    continue  # a fed output keeps its fed value when the op runs for another
+                if out._value is not None and (tainted is None or uid not in tainted):
+                    out._value, out._version = value, version  # a kept value gone stale
+                if uid in uses or uid in fetch_ids:
+                    values[uid] = value
+    return [values[t.uid] if t.uid in values else t._value for t in fetches]
+
+
+def _release(inputs, uses: dict, values: dict, fetch_ids: set) -> None:
+    """Drop the values no later op reads (a tensor read twice by one op is counted twice)."""
+    for u in inputs:
+        uid = u.uid
+        uses[uid] -= 1
+        if not uses[uid] and uid not in fetch_ids:
+            values.pop(uid, None)
