@@ -19,6 +19,8 @@ from .graph import State, Tensor, walk_ops
 
 def evaluate_once(fetches: Sequence[Tensor], fed: Sequence[Tensor], feed_values: Sequence) -> list:
     """The fetches' values with fed tensors' values replaced, each needed op run once."""
+    if not fed:
+        return _evaluate_unfed(fetches)
     version = State.version
     values: dict[int, object] = {t.uid: v for t, v in zip(fed, feed_values)}
     if fed:
@@ -61,6 +63,65 @@ def evaluate_once(fetches: Sequence[Tensor], fed: Sequence[Tensor], feed_values:
                 if uid in uses or uid in fetch_ids:
                     values[uid] = value
     return [values[t.uid] if t.uid in values else t._value for t in fetches]
+
+
+def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
+    """evaluate_once without feeds, its hot path: one iterative walk that stops at held values
+    and counts each computed value's readers, then one pass that runs the kernels."""
+    version = State.version
+    order: list = []
+    uses: dict[int, int] = {}  # readers of each value computed here (a fetch counts as one)
+    seen: set[int] = set()
+    for t in fetches:
+        if not t.op.inputs or (t._value is not None and t._version == version):
+            continue
+        uses[t.uid] = uses.get(t.uid, 0) + 1
+        if t.op.uid in seen:
+            continue
+        seen.add(t.op.uid)
+        stack = [(t.op, iter(t.op.inputs))]
+        while stack:  # walk_ops, with the held test and the use count inline
+            op, children = stack[-1]
+            for child in children:
+                cop = child.op
+                if not cop.inputs or (child._value is not None and child._version == version):
+                    continue  # held: read where it is used
+                uses[child.uid] = uses.get(child.uid, 0) + 1
+                if cop.uid not in seen:
+                    seen.add(cop.uid)
+                    stack.append((cop, iter(cop.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(op)
+    del seen
+    values: dict[int, object] = {}
+    get = values.get
+    with np.errstate(all="ignore"):
+        for op in order:
+            inputs = op.inputs
+            args = [get(u.uid, u._value) for u in inputs]
+            for u in inputs:  # drop what no later op reads
+                n = uses.get(u.uid)
+                if n == 1:
+                    del values[u.uid], uses[u.uid]
+                elif n is not None:
+                    uses[u.uid] = n - 1
+            result = op.kernel(*args)
+            outs = op.outputs
+            if len(outs) == 1:
+                out = outs[0]
+                if out.uid in uses:
+                    values[out.uid] = result
+                if out._value is not None:  # a kept value gone stale (a variable changed)
+                    out._value, out._version = result, version
+                continue
+            for out, value in zip(outs, result):
+                if out.uid in uses:
+                    values[out.uid] = value
+                if out._value is not None:
+                    out._value, out._version = value, version
+    return [get(t.uid, t._value) for t in fetches]
 
 
 def _release(inputs, uses: dict, values: dict, fetch_ids: set) -> None:
