@@ -1,6 +1,8 @@
 """Import direction between the packages (architecture.md), read from each file's import
 statements with `ast` (imports inside functions included): the expression language imports
-no backend, spec, CLI, runner or rendering; the core imports no language, spec or backend."""
+no core, backend, spec, CLI, runner or rendering; the core imports no language, spec or
+backend (gradcli/builtins.py, above both, compiles the built-in gradients' text for the core);
+the op table imports none of them."""
 from __future__ import annotations
 
 import ast
@@ -17,8 +19,13 @@ RULES = {
              "gradcli.cli_figures", "gradcli.cli_sweep", "gradcli.runner", "gradcli.render",
              "gradcli.render_compare", "gradcli.render_formats", "gradcli.render_sweep",
              "gradcli.render_train", "gradcli.plot", "gradcli.report", "gradcli.sweep",
-             "gradcli.training"),
+             "gradcli.training", "gradcli.core", "gradcli.builtins"),
+    # (core/control.py asks gradcli/builtins.py for a built-in's compiled rule when it first
+    # runs: the one import above the core, documented there; it brings no language to import)
     "core": ("gradcli.lang", "gradcli.spec", "gradcli.backends"),
+    # the op table is data (the built-in gradients' text included) that every layer reads
+    "ops": ("gradcli.core", "gradcli.lang", "gradcli.spec", "gradcli.backends", "gradcli.builtins",
+            "gradcli.runner", "gradcli.cli"),
 }
 
 

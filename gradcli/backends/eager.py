@@ -34,7 +34,8 @@ import numpy as np
 from ..core import budget as budgets
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
-from ..opset import OPS
+from ..lang.rules import builtin, rule_names
+from ..ops import BUILTINS, OPS, op_key
 from .builder import SpecBuilder
 from .connectivity import Graph
 from .eager_args import Arguments
@@ -43,12 +44,6 @@ from .eager_nonfinite import At, checked_vjp
 from .kit import along_axis, sum_to, zero_out
 
 RANDOM = ("uniform", "normal", "bernoulli")
-BUILTIN = ("identity", "hardtanh", "reverse", "zero")
-
-
-def op_key(op_type: str) -> str:
-    """Op types match ignoring case and underscores, as the core's override maps do."""
-    return op_type.lower().replace("_", "")
 
 
 # ----- the interpreter's builder on a kit -----
@@ -258,53 +253,36 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
 
     def _rule(self, gradient: str, op_name: str, attrs: dict, n: int):
         """(which inputs get a gradient, backward(xs, outs, dys), user-written?) for a named
-        gradient."""
+        gradient: a spec's `register:` one, or a built-in (gradcli/ops BUILTINS: expression
+        text for the first input, evaluated the same way; lang/rules.py)."""
         spec = self.program.register.get(gradient.lower())
         if spec is not None:
             grads = spec.grads
-            pattern = (([grads[0] is not None] * n) if len(grads) == 1
-                       else [i < len(grads) and grads[i] is not None for i in range(n)])
-
-            def backward(xs, outs, dys):
-                names = dict(attrs)
-                names.update({f"x{i}": t for i, t in enumerate(xs)}, x=xs[0], y=outs[0], dy=dys[0])
-                names.update({f"y{i}": t for i, t in enumerate(outs)})
-                names.update({f"dy{i}": d for i, d in enumerate(dys)})
-                got = [None if g is None else self.interpreter.evaluate(g, names) for g in grads]
-                if len(got) == 1:
-                    if got[0] is None:
-                        return [None] * n
-                    if n != 1:
-                        raise GradientError(f"gradient {gradient!r} for op {op_name!r} returned one "
-                                            f"gradient; the op has {n} inputs: return a list with "
-                                            "one per input (None where an input gets none)")
-                if len(got) != n:
-                    raise GradientError(f"gradient {gradient!r} for op {op_name!r} returned "
-                                        f"{len(got)} gradients; the op has {n} inputs")
-                return got
-
-            return pattern, backward, True
-        builtin = gradient.lower()
-        if builtin not in BUILTIN:
+        elif builtin(gradient) is not None:
+            grads = (builtin(gradient),) + (None,) * (n - 1)
+        else:
             raise GradientError(f"no gradient is registered under {gradient!r} (needed by op "
                                 f"{op_name!r}); register it under 'register' or use one of "
-                                f"{', '.join(BUILTIN)}")
-        ops = self.kit.ops
+                                f"{', '.join(BUILTINS)}")
+        pattern = (([grads[0] is not None] * n) if len(grads) == 1
+                   else [i < len(grads) and grads[i] is not None for i in range(n)])
 
         def backward(xs, outs, dys):
-            x, g = xs[0], dys[0]
-            if builtin == "identity":
-                first = g
-            elif builtin == "hardtanh":
-                inside = ops["less_equal"](ops["abs"](x), self.kit.constant(np.ones((), self._dt(x))))
-                first = ops["where"](inside, g, ops["zeros_like"](g))
-            elif builtin == "reverse":
-                first = ops["neg"](g)
-            else:
-                first = ops["zeros_like"](x)
-            return [first] + [None] * (len(xs) - 1)
+            names = rule_names(attrs, xs, outs, dys)
+            got = [None if g is None else self.interpreter.evaluate(g, names) for g in grads]
+            if len(got) == 1:
+                if got[0] is None:
+                    return [None] * n
+                if n != 1:
+                    raise GradientError(f"gradient {gradient!r} for op {op_name!r} returned one "
+                                        f"gradient; the op has {n} inputs: return a list with "
+                                        "one per input (None where an input gets none)")
+            if len(got) != n:
+                raise GradientError(f"gradient {gradient!r} for op {op_name!r} returned "
+                                    f"{len(got)} gradients; the op has {n} inputs")
+            return got
 
-        return [True] + [False] * (n - 1), backward, False
+        return pattern, backward, spec is not None
 
     def _custom(self, inputs, forward, backward, pattern, label, strict: bool = False):
         """The kit's custom-gradient op; its backward's gradients are fitted to the inputs

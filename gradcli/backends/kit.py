@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from ..errors import BackendUnavailable
+from ..ops.kernels import sum_to_axes
 
 
 class Kit(Protocol):
@@ -77,10 +78,7 @@ def unavailable(name: str, exc: object) -> BackendUnavailable:
 
 def sum_to(kit, t, shape: tuple):
     """Sum t down to shape: undoes broadcasting (as the core's sum_to)."""
-    tshape = kit.shape(t)
-    lead = len(tshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and tshape[lead + i] != 1)
+    axes = sum_to_axes(tuple(kit.shape(t)), tuple(shape))
     out = kit.ops["sum"](t, axis=axes, keepdims=True) if axes else t
     return kit.ops["reshape"](out, shape=tuple(shape)) if kit.shape(out) != tuple(shape) else out
 

@@ -2,6 +2,9 @@
 
 Each registers two rules: the one training uses, and (as `true=`) the
 derivative of its forward function, which gc.true_gradients uses instead.
+The built-in named gradients (identity, hardtanh, reverse, zero) are written once, in the
+expression language, in gradcli/ops BUILTINS: registered here by name, compiled by
+gradcli/builtins.py when one first runs.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import inspect
 from typing import Callable
 
 from ..errors import GradientError
+from ..ops import BUILTINS
 from . import ops_math as M
 from .graph import Tensor, make_op
 from .registry import defgrad
@@ -108,10 +112,6 @@ def _arg_names(fn, n: int) -> list[str]:
     return (names + [f"arg{i}" for i in range(len(names), n)])[:n]
 
 
-def _first_input_only(op, g, *_):
-    return (g,) + (None,) * (len(op.inputs) - 1)
-
-
 defgrad("stop_gradient", lambda op, g: None, true=lambda op, g: g)
 defgrad("reverse_gradient", lambda op, g: M.mul(g, -op.attrs["scale"]), true=lambda op, g: g)
 defgrad("grad_pass_through", lambda op, g: (g,) * (len(op.inputs) - 1) + (None,),
@@ -119,14 +119,17 @@ defgrad("grad_pass_through", lambda op, g: (g,) * (len(op.inputs) - 1) + (None,)
 defgrad("custom_gradient", _custom_rule, true=_custom_true)
 
 
-# ----- named gradients for override maps (they act on an op's first input) -----
-def _hardtanh(op, g, *_):
-    x = op.inputs[0]
-    inside = M.less_equal(M.abs(x), 1)
-    return (M.where(inside, g, M.zero(g)),) + (None,) * (len(op.inputs) - 1)
+# ----- the built-in named gradients (their text: gradcli/ops BUILTINS) -----
+def _builtin(name: str):
+    def rule(op, *dys):
+        # The one place the core reaches above itself: gradcli/builtins.py, the module that
+        # knows both the core and the language, compiles the text when a built-in first runs.
+        from .. import builtins
+        return builtins.rule(name)(op, *dys)
+
+    rule.__name__ = name
+    return rule
 
 
-defgrad("identity", _first_input_only)  # also the identity op's own rule
-defgrad("hardtanh", _hardtanh)
-defgrad("reverse", lambda op, g, *_: (M.neg(g),) + (None,) * (len(op.inputs) - 1))
-defgrad("zero", lambda op, g, *_: (M.zeros_like(op.inputs[0]),) + (None,) * (len(op.inputs) - 1))
+for _gradient in BUILTINS:  # "identity" is also the identity op's own rule (one namespace, as TF's)
+    defgrad(_gradient, _builtin(_gradient))

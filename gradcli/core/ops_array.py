@@ -230,11 +230,9 @@ argmin = _arg_extremum(OPS["argmin"])
 
 # ----- ops that gradient rules build (differentiable themselves) -----
 def _sum_to(v, shape):
-    lead = np.ndim(v) - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and np.shape(v)[lead + i] != 1)
+    axes = _kernels.sum_to_axes(np.shape(v), shape)
     out = np.sum(v, axis=axes, keepdims=True) if axes else v
-    return np.reshape(out, shape) if lead or np.shape(out) != shape else out
+    return np.reshape(out, shape) if np.ndim(v) != len(shape) or np.shape(out) != shape else out
 
 
 def _sum_to_kernel(shape: tuple):
@@ -247,11 +245,9 @@ def _sum_to_kernel(shape: tuple):
             return _sum_to(v, shape)
         plan = plans.get(v.shape)
         if plan is None:
-            lead = v.ndim - len(shape)
-            axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                              if n == 1 and v.shape[lead + i] != 1)
+            axes = _kernels.sum_to_axes(v.shape, shape)
             out_shape = tuple(1 if i in axes else n for i, n in enumerate(v.shape))
-            plan = plans[v.shape] = (axes, lead or out_shape != shape)
+            plan = plans[v.shape] = (axes, v.ndim != len(shape) or out_shape != shape)
         axes, reshape = plan
         out = np.add.reduce(v, axis=axes, keepdims=True) if axes else v  # np.sum's own reduce
         return out.reshape(shape) if reshape else out

@@ -18,20 +18,40 @@ from .entry import (
 
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
 
-# Named gradients every backend provides out of the box (gradcli list gradients).
-BUILTIN_GRADIENTS = {
-    "identity": "dy: the plain straight-through estimator",
-    "hardtanh": "dy where |x| <= 1, else 0: straight-through inside [-1, 1] (the seeds' QuantizeGrad)",
-    "reverse": "-dy: flips the gradient",
-    "zero": "0: blocks the gradient but keeps the input connected",
+
+def op_key(op_type: str) -> str:
+    """An op type as override maps match it: ignoring case and underscores, so TensorFlow's
+    "Sign", "StopGradient" and "ZeroOut" name sign, stop_gradient and zero_out (the spec's
+    override_map, the core's override scopes and the eager backends' all match by this)."""
+    return op_type.lower().replace("_", "")
+
+
+# The named gradients every backend provides out of the box, each written once here as
+# expression-language text: the gradient of the op's FIRST input (the others get none), seeing
+# what a spec's `register:` gradient sees (x, x0.., y, y0.., dy, dy0.., the op's attributes).
+# gradcli/builtins.py registers them as the core's rules (gc.gradient_override_map); the
+# eager backends evaluate the same text. Each matches TensorFlow's own gradient bit for bit
+# (tests/oracles/test_builtin_gradients.py): bare numbers take the dtype beside them (float32
+# stays float32), where() keeps dy's -0.0 and NaN where it passes dy and gives +0.0 elsewhere.
+BUILTINS = {
+    "identity": ("dy", "the plain straight-through estimator"),
+    "hardtanh": ("where(abs(x) <= 1, dy, 0)",
+                 "straight-through inside [-1, 1] (|x| = 1 included), 0 outside and where x is "
+                 "NaN (the seeds' QuantizeGrad, tf.where(tf.abs(x) <= 1, dy, 0))"),
+    "reverse": ("-dy", "flips the gradient (0 becomes -0.0, as tf.negative)"),
+    "zero": ("zeros_like(x)", "blocks the gradient but keeps the input connected (zeros, not "
+                              "None)"),
 }
+# name -> "expression: what it does" (gradcli list gradients, the JSON Schema, spec checks)
+BUILTIN_GRADIENTS = {name: f"{text}: {doc}" for name, (text, doc) in BUILTINS.items()}
 
 # Calls the language gives a meaning of its own, not ops of the table (gradcli list ops).
 LANGUAGE_FORMS = {
-    "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value (x's "
-                  "shape, zeros where unconnected): second derivatives, Hessian-vector products, "
-                  "gradient penalties (docs/spec.md)",
+    "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value of x's "
+                  "shape (zeros where unconnected): second derivatives, Hessian-vector products, "
+                  "gradient penalties",
 }
 
-__all__ = ["BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS", "LANGUAGE_FORMS", "NUMPY",
-           "OPERATORS", "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE", "UNARY_OPERATORS", "OpSpec"]
+__all__ = ["BUILTINS", "BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS",
+           "LANGUAGE_FORMS", "NUMPY", "OPERATORS", "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE",
+           "UNARY_OPERATORS", "OpSpec", "op_key"]

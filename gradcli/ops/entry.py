@@ -18,6 +18,10 @@ DEFAULT_SPELLING = {"torch": "torch.{name}", "jax": "jnp.{name}", "tensorflow": 
 # How the core builds an op from its entry (ops_math/ops_array generate these families;
 # "core" ops have a builder of their own there, "eager" ones are composed by the eager layer).
 FAMILIES = ("unary", "binary", "reduction", "along_axis", "core")
+# What an op gives (its first output): a tensor whose dtype follows its inputs or the spec's
+# dtype; a boolean tensor; an int64 index; or a dtype name, which is no tensor and builds no
+# op. No gradient flows back into a boolean or index result (the spec lint reads this).
+RESULTS = ("tensor", "bool", "index", "dtype")
 
 
 @record
@@ -44,6 +48,7 @@ class OpSpec:
     spellings: dict[str, str | None] = Factory(dict)  # framework -> spelling where it differs
     native: bool = True                  # a framework op implements it (False: the eager layer)
     chains: bool = True                  # a < b < c: comparisons refuse to chain
+    result: str = "tensor"               # what its first output is: one of RESULTS
 
     @property
     def signature(self) -> str:
@@ -82,7 +87,8 @@ def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str 
        formula: Callable | None = None, outputs: int = 1, attrs: tuple[str, ...] = (),
        variadic: bool = False, operator: str | None = None, precedence: int = 0,
        prefix: str | None = None, gradient: bool | tuple[bool, ...] = True,
-       native: bool = True, chains: bool = True, **spellings: str | None) -> OpSpec:
+       native: bool = True, chains: bool = True, result: str = "tensor",
+       **spellings: str | None) -> OpSpec:
     """Add an op from a compact signature such as 'sum(x, axis=None, keepdims=False)'.
 
     Keyword arguments named after a framework (torch=, jax=, tensorflow=) give its spelling
@@ -97,15 +103,16 @@ def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str 
             defaults[pname] = ast.literal_eval(default)
     tensor_params = tuple(p for p in params if p not in attrs and p not in defaults)
     unknown = set(spellings) - set(FRAMEWORKS)
-    if unknown or family not in FAMILIES:
-        raise ValueError(f"op {name!r}: unknown framework {sorted(unknown)} or family {family!r}")
+    if unknown or family not in FAMILIES or result not in RESULTS:
+        raise ValueError(f"op {name!r}: unknown framework {sorted(unknown)}, family {family!r} "
+                         f"or result {result!r}")
     n_flags = 1 if variadic else len(tensor_params)
     flags = (gradient,) * n_flags if isinstance(gradient, bool) else tuple(gradient)
     if formula is not None and kernel is None:
         kernel = _numpy_formula(formula)
     spec = OpSpec(name, tuple(params), defaults, doc, outputs, tensor_params, variadic, family,
                   kernel, formula, operator, precedence, prefix, flags, dict(spellings), native,
-                  chains)
+                  chains, result)
     OPS[name] = spec
     if operator is not None:
         OPERATORS[operator], PRECEDENCE[operator] = name, precedence

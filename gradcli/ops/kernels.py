@@ -215,3 +215,12 @@ def _row_starts(n: int, depth: int) -> np.ndarray:
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits):
     return sparse_xent_with_backprop(labels, logits)[0]
+
+
+def sum_to_axes(shape: tuple, target: tuple) -> tuple:
+    """The axes a sum keeping dims takes to bring `shape` down to `target` (undoing
+    broadcasting): the leading axes `target` lacks, and its 1s where `shape` has more.
+    The one statement of that rule: the core's sum_to and every eager kit's use it."""
+    lead = len(shape) - len(target)
+    return tuple(range(lead)) + tuple(lead + i for i, n in enumerate(target)
+                                      if n == 1 and shape[lead + i] != 1)

@@ -60,7 +60,7 @@ op("zeros_like(x)", "zeros of x's shape and dtype", np.zeros_like, family="unary
 op("ones_like(x)", "ones of x's shape and dtype", np.ones_like, family="unary", gradient=False,
    tensorflow="tf.ones_like")
 op("logical_not(x)", "~x on booleans", np.logical_not, family="unary", gradient=False,
-   prefix="~")
+   prefix="~", result="bool")
 
 # ----- elementwise, two inputs (operators map here; precedence: higher binds tighter) -----
 op("add(x, y)", "x + y", py.add, family="binary", operator="+", precedence=4)
@@ -81,11 +81,11 @@ for _name, _text, _fn, _torch in [("less", "<", py.lt, "lt"), ("less_equal", "<=
                                   ("greater_equal", ">=", py.ge, "ge"),
                                   ("equal", "==", py.eq, "eq"), ("not_equal", "!=", py.ne, "ne")]:
     op(f"{_name}(x, y)", f"x {_text} y", _fn, family="binary", operator=_text, precedence=3,
-       gradient=False, chains=False, torch=f"torch.{_torch}")
+       gradient=False, chains=False, result="bool", torch=f"torch.{_torch}")
 op("logical_and(x, y)", "x & y on booleans", np.logical_and, family="binary", operator="&",
-   precedence=2, gradient=False)
+   precedence=2, gradient=False, result="bool")
 op("logical_or(x, y)", "x | y on booleans", np.logical_or, family="binary", operator="|",
-   precedence=1, gradient=False)
+   precedence=1, gradient=False, result="bool")
 
 op("matmul(a, b)", "matrix product a @ b", py.matmul, family="binary", operator="@",
    precedence=5, tensorflow="tnp.matmul")
@@ -95,7 +95,7 @@ op("where(cond, a, b)", "a where cond else b; the gradient flows to the chosen b
    gradient=(False, True, True), tensorflow="tf.where")
 op("cast(x, dtype)", "convert to dtype (float32, float64, int32, int64, bool)", K.cast, attrs=("dtype",),
    torch=OWN, jax="jnp.asarray(x, dtype=dtype)", tensorflow="tf.cast")
-op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False)
+op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dtype")
 
 # ----- reductions and shape -----
 # A backend adapts its reductions' axes once (None: all; (): a copy); the spellings get a tuple.
@@ -117,10 +117,8 @@ op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", K.lo
    family="unary", torch="torch.log_softmax(x, dim=axis)", jax="nn.log_softmax",
    tensorflow="tf.nn.log_softmax")
 op("sparse_softmax_cross_entropy_with_logits(labels, logits)",
-   "per-row cross-entropy -log(softmax(logits)[labels]) over logits' last axis, in one kernel "
-   "(tf.nn.sparse_softmax_cross_entropy_with_logits): integer labels of logits' shape without its "
-   "last axis, each in [0, classes) (others fail, as on TensorFlow's CPU), no gradient into them; "
-   "gradient (softmax(logits) - one_hot(labels)) * dy; second derivatives as TensorFlow's",
+   "-log(softmax(logits)[labels]) per row over the last axis in one kernel, as tf.nn's: int "
+   "labels in [0, classes) (others fail), no gradient into them; gradient softmax - one_hot",
    K.sparse_softmax_cross_entropy_with_logits, gradient=(False, True), torch=OWN, jax=OWN,
    tensorflow="tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)")
 op("transpose(x, axes=None)", "permute axes (reverse them by default)", np.transpose,
@@ -154,10 +152,10 @@ op("max_with_argmax(x, axis=-1)",
    "two outputs: max along axis and its integer index (not differentiable)", K.max_with_argmax,
    outputs=2, torch=OWN, jax=OWN, tensorflow=OWN)
 op("argmax(x, axis=-1)", "int64 index of the largest entry along axis; ties and NaNs: the first "
-   "(as numpy); not differentiable", np.argmax, gradient=False,
+   "(as numpy); not differentiable", np.argmax, gradient=False, result="index",
    torch="torch.argmax(x, dim=axis)", tensorflow=OWN)
 op("argmin(x, axis=-1)", "int64 index of the smallest entry along axis; ties and NaNs: the first "
-   "(as numpy); not differentiable", np.argmin, gradient=False,
+   "(as numpy); not differentiable", np.argmin, gradient=False, result="index",
    torch="torch.argmin(x, dim=axis)", tensorflow=OWN)
 
 

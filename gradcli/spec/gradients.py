@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from gradcli.lang.ast import Name, walk
 from gradcli.lang.checks import Scope
+from gradcli.ops import op_key
 from gradcli.opset import BUILTIN_GRADIENTS, OPS
 from gradcli.spec.document import Map, Scalar, Seq, YNode
 from gradcli.spec.fields import (
@@ -37,12 +38,7 @@ _REGISTER_SEES = ("a registered gradient sees x, x0, x1.. (the op's inputs), y, 
                   "outputs), dy, dy0.. (their upstream gradients) and the op's attributes")
 
 
-def normalize_op(text: str) -> str:
-    """Op types match case- and underscore-insensitively: Sign, StopGradient, zeros_like."""
-    return text.lower().replace("_", "")
-
-
-_OP_BY_KEY = {normalize_op(op): op for op in OPS}
+_OP_BY_KEY = {op_key(op): op for op in OPS}
 
 
 def gradient_list(node: YNode | None, key: str, count: int | None, owner: str,
@@ -210,7 +206,7 @@ def build_register(node: Map | None, functions: dict[str, FunctionSpec], spec_na
         if gname.lower() in builtins:
             raise fail(key_node, key, f"{builtins[gname.lower()]!r} is a built-in gradient; "
                                       "pick another name")
-        if normalize_op(gname) in _OP_BY_KEY:
+        if op_key(gname) in _OP_BY_KEY:
             raise fail(key_node, key, f"{gname!r} is an op name; pick another name")
         sites[gname] = gradient_list(value, key, None, f"gradient {gname!r}", scope)
         specs[gname] = GradientSpec(gname, _exprs(sites[gname]), key_node.mark.location())
@@ -252,7 +248,7 @@ def build_override_map(node: YNode | None, names: Names,
 
 
 def _resolve_op(text: str, node: YNode, key: str) -> str:
-    op = _OP_BY_KEY.get(normalize_op(text))
+    op = _OP_BY_KEY.get(op_key(text))
     if op is None:
         raise fail(node, key, f"unknown op type {text!r}", did_you_mean(text.lower(), OPS))
     return op

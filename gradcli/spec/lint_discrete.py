@@ -10,11 +10,13 @@ from __future__ import annotations
 import numpy as np
 
 from gradcli.lang.ast import Call, Const, Name, Node, walk
+from gradcli.ops import OPS
 from gradcli.spec.model import Experiment
 
-# Ops whose output is boolean: nothing ever flows back into them.
-BOOLEAN_OPS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-                         "logical_and", "logical_or", "logical_not"})
+# Ops whose output is boolean or an integer index (the op table's `result`): nothing ever
+# flows back into them.
+BOOLEAN_OPS = frozenset(name for name, spec in OPS.items() if spec.result == "bool")
+INDEX_OPS = frozenset(name for name, spec in OPS.items() if spec.result == "index")
 DISCRETE_DTYPES = frozenset({"int32", "int64", "bool"})
 
 SURROGATE_HINT = (
@@ -38,6 +40,9 @@ def cut_overrides(experiment: Experiment) -> list[tuple[int, object, str]]:
         if all(call.func in BOOLEAN_OPS for call, _ in calls):
             reason = (f"every {entry.op} op it matches has a boolean output, and no gradient "
                       "flows back through a boolean tensor")
+        elif all(call.func in INDEX_OPS for call, _ in calls):
+            reason = (f"every {entry.op} op it matches has an integer index as its output, and "
+                      "no gradient flows back through an integer tensor")
         elif all(_inputs_discrete(call, kinds) for call, kinds in calls):
             reason = (f"every {entry.op} op it matches takes a boolean/integer input, so no "
                       "gradient reaches the float inputs through it")
@@ -86,8 +91,11 @@ def _calls(node: Node, discrete: set[str]):
 
 
 def _inputs_discrete(call: Call, kinds: dict) -> bool:
-    """Whether every tensor input of the op is boolean/integer (cast's dtype is no input)."""
-    args = call.args[:1] if call.func == "cast" else call.args
+    """Whether every tensor input of the op is boolean/integer (an attribute, such as cast's
+    dtype, is no input: the table says which parameters take tensors)."""
+    spec = OPS[call.func]
+    args = [a for p, a in zip(spec.params, call.args) if p in spec.tensor_params]
+    args += [a for k, a in call.kwargs if k in spec.tensor_params]
     tensors = [a for a in args if not isinstance(a, Const)]
     return bool(tensors) and all(kinds.get(id(a), False) for a in tensors)
 
@@ -109,12 +117,12 @@ def _kinds(root: Node, discrete: set[str]) -> dict[int, bool]:
 
 
 def _call_kind(node: Call, kinds: dict) -> bool:
-    if node.func in BOOLEAN_OPS:
+    if node.func in BOOLEAN_OPS or node.func in INDEX_OPS:
         return True
     if node.func == "cast":
         dtype = node.args[1] if len(node.args) > 1 else dict(node.kwargs).get("dtype")
         return dtype is not None and kinds.get(id(dtype), False)
-    if node.func == "dtype":
+    if node.func in OPS and OPS[node.func].result == "dtype":  # dtype(k): k's kind
         return bool(node.args) and kinds.get(id(node.args[0]), False)
     tensors = [a for a in node.args if not isinstance(a, Const)]
     return bool(tensors) and all(kinds.get(id(a), False) for a in tensors) \

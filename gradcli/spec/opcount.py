@@ -15,7 +15,8 @@ from gradcli.opset import OPS
 from gradcli.spec.model import Experiment, Expr
 
 MAX_OPS = 100_000  # ops one spec may build (documented in docs/untrusted.md)
-_NOT_OPS = ("dtype",)  # names the language calls that build nothing
+# Calls of the table that build nothing: dtype(x) gives a dtype name, not a tensor.
+_NOT_OPS = frozenset(name for name, spec in OPS.items() if spec.result == "dtype")
 
 
 class _Cost:

@@ -8,8 +8,8 @@ key is matched as the spec's op types are (`override_map.sign` replaces `Sign:`)
 from __future__ import annotations
 
 from gradcli.errors import SpecError
+from gradcli.ops import op_key
 from gradcli.spec.document import Map, Mark, Scalar, Seq, Source, YNode, compose
-from gradcli.spec.gradients import normalize_op
 
 
 def apply_overrides(root: Map, overrides) -> Map:
@@ -70,7 +70,7 @@ def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
 def _op_key(items: dict, part: str) -> str:
     """The override_map key already naming op `part` (Sign for sign), else `part` itself:
     two keys for one op would be refused as an op overridden twice."""
-    return next((key for key in items if normalize_op(key) == normalize_op(part)), part)
+    return next((key for key in items if op_key(key) == op_key(part)), part)
 
 
 def replace_node(root: Map, key: str, value: YNode, key_mark: Mark) -> Map:

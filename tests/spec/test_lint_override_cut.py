@@ -95,3 +95,43 @@ def test_the_surrogate_experiment_matches_tf_custom_gradient():
     assert float(result.values["spikes"]) == float(y.numpy()) == 11.0
     assert result.gradients["spikes"]["v"].true.tolist() == [0.0] * 5  # a step: zero a.e.
     assert result.expect.passed
+
+
+def tf_argmax_override_gradient():
+    """tf.gradients of cast(argmax(v)) * 2 + sum(v) with ArgMax's gradient overridden (graph
+    mode), run on V: the override never runs, as Cast passes nothing back into an integer."""
+    name = "GradcliTestArgmaxSurr"
+
+    @tf.RegisterGradient(name)
+    def _surrogate(op, dy):
+        return [tf.ones_like(op.inputs[0]) * 100.0, None]
+
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.compat.v1.placeholder(tf.float64, [5])
+        with graph.gradient_override_map({"ArgMax": name}):
+            k = tf.argmax(v, axis=-1)
+        g = tf.gradients(tf.cast(k, tf.float64) * 2.0 + tf.reduce_sum(v), [v])[0]
+        with tf.compat.v1.Session(graph=graph) as session:
+            return session.run(g, {v: V})
+
+
+def test_an_override_of_an_index_op_warns_its_integer_output(load):
+    # argmax's output is an int64 index (the op table's result), so nothing flows back into it
+    exp = load(f"inputs: {{v: {V}}}\nregister: {{Ones: ones_like(x) * 100.0}}\n"
+               "override_map: {argmax: Ones}\n"
+               "outputs:\n  k: cast(argmax(v), float64) * 2.0 + sum(v)\n")
+    [warning] = lint(exp)
+    assert "override_map entry 'argmax' -> 'Ones' can never take effect: every argmax op it " \
+           "matches has an integer index as its output" in str(warning)
+    expected = tf_argmax_override_gradient()
+    assert expected.tolist() == [1.0] * 5  # sum(v)'s alone
+    assert runner.run(exp).gradients["k"]["v"].overridden.tolist() == expected.tolist()
+
+
+def test_an_override_of_a_cast_from_an_index_warns_its_integer_input(load):
+    exp = load(f"inputs: {{v: {V}}}\nregister: {{Ones: ones_like(x)}}\n"
+               "override_map: {cast: Ones}\n"
+               "outputs:\n  k: cast(argmax(v, axis=0), dtype=float64) * 2.0\n")
+    [warning] = lint(exp)
+    assert "every cast op it matches takes a boolean/integer input" in str(warning)
