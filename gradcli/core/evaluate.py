@@ -1,5 +1,6 @@
 """Replaying the graph: compile the ops a set of fetches needs into a flat schedule once,
-then run it as often as needed with new variable values or feeds.
+then run it as often as needed with new variable values or feeds. A fetch set evaluated
+for the first time is not compiled: it is evaluated once, directly (oneshot.py).
 
 A schedule is a list of (kernel, out, a, b) over a list of value slots; slots
 are reused once their value is dead, so a long chain holds only what is live.
@@ -16,10 +17,13 @@ import numpy as np
 
 from ..errors import GraphError
 from .graph import Op, Tensor, Variable, walk_ops
+from .oneshot import evaluate_once
 from .ops_array import _accumulate
 
 _CACHE: dict[tuple, "Schedule"] = {}
 _CACHE_SIZE = 256
+# fetch sets evaluated once without a schedule: the second evaluation compiles one
+_SEEN: dict[tuple, None] = {}
 
 
 class Schedule:
@@ -261,8 +265,17 @@ def evaluate(fetches, feed: Mapping[Tensor, object] | None = None):
     fetch_list = [fetches] if single else _fetch_list(fetches)
     feed = feed or {}
     fed = list(feed)
-    schedule = compile_schedule(fetch_list, fed)
-    values = schedule.run([feed_value(t, feed[t]) for t in fed])
+    key = (tuple(t.uid for t in fetch_list), tuple(t.uid for t in fed))
+    feed_values = [feed_value(t, feed[t]) for t in fed]
+    if key in _CACHE or key in _SEEN:
+        _SEEN.pop(key, None)
+        values = compile_schedule(fetch_list, fed).run(feed_values)
+    else:
+        # A graph evaluated once (a CLI run) needs no replay: no slots, no donation analysis.
+        if len(_SEEN) >= _CACHE_SIZE:
+            _SEEN.pop(next(iter(_SEEN)))
+        _SEEN[key] = None
+        values = evaluate_once(fetch_list, fed, feed_values)
     # Copies, so that a caller changing a result cannot change a constant or a variable.
     values = [np.array(v) if isinstance(v, np.ndarray) else v for v in values]
     return values[0] if single else values
