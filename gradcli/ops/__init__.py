@@ -1,7 +1,7 @@
 """The op table of the expression language (table.py), and what it exports.
 
-Data with numpy kernels: it imports numpy and nothing of core, spec or backends, so
-that all of them can read it.
+Data with numpy kernels, imported on first use (OpSpec.kernel): importing it imports neither
+numpy nor core, spec or backends, so that all of them (and `gradcli list ops`) can read it.
 """
 from . import table as _table  # noqa: F401 - fills OPS
 from .entry import (
