@@ -123,10 +123,9 @@ op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", "K.l
    family="unary", torch="torch.log_softmax(x, dim=axis)", jax="nn.log_softmax",
    tensorflow="tf.nn.log_softmax")
 op("sparse_softmax_cross_entropy_with_logits(labels, logits)",
-   "per-row cross-entropy -log(softmax(logits)[labels]) over logits' last axis, in one kernel "
-   "(tf.nn.sparse_softmax_cross_entropy_with_logits): integer labels of logits' shape without its "
-   "last axis, each in [0, classes) (others fail, as on TensorFlow's CPU), no gradient into them; "
-   "gradient (softmax(logits) - one_hot(labels)) * dy; second derivatives as TensorFlow's",
+   # at most 176 characters, as every doc: `gradcli list ops` then prints without rich
+   "-log(softmax(logits)[labels]) per row over logits' last axis, one kernel as TensorFlow's; "
+   "int labels of logits' shape without it, in [0, classes) (others fail), no gradient",
    "K.sparse_softmax_cross_entropy_with_logits", gradient=(False, True), torch=OWN, jax=OWN,
    tensorflow="tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)")
 op("transpose(x, axes=None)", "permute axes (reverse them by default)", "np.transpose",
