@@ -15,6 +15,9 @@ from gradcli.spec import lint_discrete, opcount
 NEEDED = {"cast": {"dtype": np.float64}, "reshape": {"shape": (3,)}, "one_hot": {"depth": 3},
           "getitem": {"index": (0,)}}
 X = np.array([-1.5, 0.0, 2.0])
+# Tensors the sampler must give (integer indices and labels); the others get X.
+INPUTS = {"one_hot": [X.astype(np.int64)],
+          "sparse_softmax_cross_entropy_with_logits": [np.array([0, 2]), np.stack([X, -X])]}
 
 
 def kernel_result(name: str) -> str | None:
@@ -25,7 +28,7 @@ def kernel_result(name: str) -> str | None:
     if spec.variadic:
         out = spec.kernel([X, X])
     else:
-        values = [X.astype(np.int64) if name == "one_hot" else X for _ in spec.tensor_params]
+        values = INPUTS.get(name) or [X for _ in spec.tensor_params]
         with np.errstate(all="ignore"):  # sqrt(-1.5), 1 / 0: only the dtype matters here
             out = spec.kernel(*values, **NEEDED.get(name, {}))
     first = np.asarray(out[0] if spec.outputs > 1 else out)
