@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import GradcliError, SpecError
 from ..lang.interpret import spec_error
+from ..lang.rules import upstream_names
 
 
 class SpecBuilder:
@@ -111,7 +112,7 @@ class SpecBuilder:
     @staticmethod
     def function_gradients(spec, bound: dict, dys, evaluate) -> list:
         """One gradient (or None) per argument: spec.grads over bound, dy and dy0, dy1..."""
-        seen = {**bound, "dy": dys[0], **{f"dy{i}": d for i, d in enumerate(dys)}}
+        seen = {**bound, **upstream_names(dys)}
         return [None if g is None else evaluate(g, seen) for g in spec.grads]
 
     # ----- a backend that builds once: nothing to build again -----

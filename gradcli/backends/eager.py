@@ -35,7 +35,7 @@ from ..core import budget as budgets
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
 from ..lang.rules import builtin, rule_names
-from ..opset import BUILTINS, OPS
+from ..ops import BUILTINS, OPS, op_key
 from .builder import SpecBuilder
 from .connectivity import Graph
 from .eager_args import Arguments
@@ -44,11 +44,6 @@ from .eager_nonfinite import At, checked_vjp
 from .kit import along_axis, sum_to, zero_out
 
 RANDOM = ("uniform", "normal", "bernoulli")
-
-
-def op_key(op_type: str) -> str:
-    """Op types match ignoring case and underscores, as the core's override maps do."""
-    return op_type.lower().replace("_", "")
 
 
 # ----- the interpreter's builder on a kit -----

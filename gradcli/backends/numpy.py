@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from .. import core as gc
 from ..lang.interpret import Interpreter
+from ..lang.rules import rule_names
 from ..opset import OPS
 from . import availability, core_grad
 from .builder import SpecBuilder, gradient_of
@@ -89,11 +90,7 @@ class _Builder(SpecBuilder):
 
 def _registered_rule(spec, interpreter: Interpreter):
     def rule(op, *dys):
-        names = {**op.attrs}
-        names.update({f"x{i}": t for i, t in enumerate(op.inputs)},
-                     x=op.inputs[0], y=op.outputs[0], dy=dys[0])
-        names.update({f"y{i}": t for i, t in enumerate(op.outputs)})
-        names.update({f"dy{i}": d for i, d in enumerate(dys)})
+        names = rule_names(op.attrs, op.inputs, op.outputs, dys)
         grads = [None if g is None else interpreter.evaluate(g, names) for g in spec.grads]
         return grads[0] if len(grads) == 1 else grads
     return rule

@@ -15,12 +15,12 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import GraphError
+from ..ops import OPS
 
 GiB = 1 << 30
 DEFAULT_TOTAL = 2 * GiB        # what one run's graph may hold; one tensor may take half
 _NO_BYTES = np.dtype([])       # itemsize 0: index a stand-in array without allocating
-_BOOLEAN = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-                      "logical_and", "logical_or", "logical_not"})
+_BOOLEAN = frozenset(name for name, spec in OPS.items() if spec.result == "bool")
 _SHAPE_ATTR = frozenset({"uniform", "normal", "bernoulli", "broadcast_to", "sum_to",
                          "getitem_grad"})
 # Views of their input: their result is not new memory unless numpy must copy.

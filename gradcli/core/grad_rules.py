@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops import OPS
 from . import ops_array as A
 from . import ops_math as M
 from .registry import defgrad, needed
@@ -200,8 +201,6 @@ defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zero(g)))
 defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
 defgrad("reciprocal", lambda op, g: M.reciprocal_grad(_y(op), g))
 defgrad("cast", lambda op, g: M.cast(g, _x(op).dtype) if _x(op).dtype.kind == "f" else None)
-for _type in ("zeros_like", "ones_like", "logical_not", "one_hot", "argmax", "argmin"):
-    defgrad(_type, _none)
 
 
 
@@ -258,9 +257,6 @@ defgrad("maximum", lambda op, g: _select(M.greater_equal(_x(op, 0), _x(op, 1)), 
 defgrad("minimum", lambda op, g: _select(M.less_equal(_x(op, 0), _x(op, 1)), g, *needed(op)))
 defgrad("clip", _clip_grad)
 defgrad("where", lambda op, g: (None,) + _select(_x(op), g, *needed(op)[1:]))
-for _type in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-              "logical_and", "logical_or"):
-    defgrad(_type, _none)
 
 
 def _times(g, t):
@@ -325,8 +321,11 @@ defgrad("broadcast_to", lambda op, g: A.sum_to(g, _x(op).shape))
 defgrad("add_n", lambda op, g: (g,) * len(op.inputs))
 defgrad("zero_out", _zero_out_grad)
 defgrad("max_with_argmax", _max_with_argmax_grad)
-for _type in ("uniform", "normal", "bernoulli"):
-    defgrad(_type, _none)
+# The ops the table says take no gradient (comparisons, logical ops, argmax, one_hot, draws...):
+# None for every input.
+for _type, _spec in OPS.items():
+    if not _spec.differentiable:
+        defgrad(_type, _none)
 
 # ----- gradient kernels (for second derivatives) -----
 defgrad("tanh_grad", lambda op, g: _each(

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Callable, Mapping
 
 from ..errors import RegistryError
+from ..ops import op_key
 
 Rule = Callable[..., object]  # rule(op, *output_grads) -> one gradient per input
 
@@ -127,10 +128,6 @@ class _Scopes(threading.local):
 _scopes = _Scopes()
 
 
-def _op_key(op_type: str) -> str:
-    return op_type.lower().replace("_", "")
-
-
 class gradient_override_map:
     """Context manager: ops of the given types built inside use the named gradients.
 
@@ -147,8 +144,8 @@ class gradient_override_map:
                 raise RegistryError(f"gradient_override_map: no gradient is registered as "
                                     f"{gradient!r} (for op type {op_type!r}); register it with "
                                     "@gc.register_gradient first")
-            self.mapping[_op_key(op_type)] = gradient
-        self.original_keys = {_op_key(k): k for k in mapping}
+            self.mapping[op_key(op_type)] = gradient
+        self.original_keys = {op_key(k): k for k in mapping}
         self.matches: dict[str, list] = {k: [] for k in self.mapping}
         self.warn_unused = warn_unused
 
@@ -184,7 +181,7 @@ def overrides_paused():
 
 def claim_override(op) -> str | None:
     """The gradient name the innermost scope assigns to a new op, noting the match."""
-    key = _op_key(op.type)
+    key = op_key(op.type)
     for scope in reversed(_scopes.stack):
         if key in scope.mapping:
             scope.matches[key].append(op)

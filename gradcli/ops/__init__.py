@@ -48,8 +48,8 @@ BUILTIN_GRADIENTS = {name: f"{text}: {doc}" for name, (text, doc) in BUILTINS.it
 # Calls the language gives a meaning of its own, not ops of the table (gradcli list ops; a doc
 # of at most 176 characters, as the table's, keeps that table one line a row, printed without rich).
 LANGUAGE_FORMS = {
-    "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value (x's "
-                  "shape, zeros where unconnected): second derivatives, Hessian-vector products, "
+    "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value of x's "
+                  "shape (zeros where unconnected): second derivatives, Hessian-vector products, "
                   "gradient penalties",
 }
 

@@ -123,9 +123,8 @@ op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", "K.l
    family="unary", torch="torch.log_softmax(x, dim=axis)", jax="nn.log_softmax",
    tensorflow="tf.nn.log_softmax")
 op("sparse_softmax_cross_entropy_with_logits(labels, logits)",
-   # at most 176 characters, as every doc: `gradcli list ops` then prints without rich
-   "-log(softmax(logits)[labels]) per row over logits' last axis, one kernel as TensorFlow's; "
-   "int labels of logits' shape without it, in [0, classes) (others fail), no gradient",
+   "-log(softmax(logits)[labels]) per row over the last axis in one kernel, as tf.nn's: int "
+   "labels in [0, classes) (others fail), no gradient into them; gradient softmax - one_hot",
    "K.sparse_softmax_cross_entropy_with_logits", gradient=(False, True), torch=OWN, jax=OWN,
    tensorflow="tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)")
 op("transpose(x, axes=None)", "permute axes (reverse them by default)", "np.transpose",
