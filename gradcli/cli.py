@@ -264,10 +264,10 @@ def _ok_line(shown: str) -> None:
 
 def check_one(path, overrides, strict: bool, err):
     """load_one, then each value of the spec's sweep: block applied (spec/sweepcheck)."""
-    from .spec.document import Source, compose, read_file
-    from .spec.sweepcheck import check_sweep
     experiment = load_one(path, overrides, strict, err)
-    if "sweep" in experiment.raw:
+    if "sweep" in experiment.raw:  # the sweep checks only for a spec with a sweep
+        from .spec.document import Source, compose, read_file
+        from .spec.sweepcheck import check_sweep
         check_sweep(compose(Source(str(path), read_file(path))), str(path), overrides)
     return experiment
 

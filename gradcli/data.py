@@ -15,12 +15,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from gradcli.datasets import DATASETS, MAX_CELLS, MAX_CSV_BYTES, PIP_HINT  # noqa: F401 - here too
 from gradcli.record import record
-
-DATASETS = ("digits", "iris", "wine", "breast_cancer")  # sklearn.datasets.load_<name>
-PIP_HINT = "pip install 'gradcli[data]'"
-MAX_CELLS = 10_000_000  # rows x (features + label) of one data set
-MAX_CSV_BYTES = 128 << 20
 
 # A number as float() reads it, minus what float() also takes (inf, nan, 1_000); spaces around.
 _NUMBER = re.compile(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*\Z")

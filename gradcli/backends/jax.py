@@ -14,17 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.kernels import check_labels
-from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
+from . import availability
+from .kit import clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
 
 NAME = "jax"
 
 
 def available() -> tuple[bool, str]:
-    ok, detail = installed("jax", ("jax",))
-    if ok and not installed("jaxlib", ("jaxlib",))[0]:
-        return False, "jax is installed without jaxlib"
-    return ok, detail
+    return availability(NAME)  # read in backends/__init__.py, without importing this module
 
 
 def build(experiment):

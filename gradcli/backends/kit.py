@@ -6,15 +6,13 @@ once against this protocol. Nothing here imports a framework.
 """
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
-import sys
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from ..errors import BackendUnavailable
 from ..ops.kernels import sum_to_axes
+from . import installed  # noqa: F401 - its home is backends/__init__.py (read without numpy)
 
 
 class Kit(Protocol):
@@ -50,24 +48,6 @@ class Kit(Protocol):
 
     def differentiate(self, f: Callable, sources: Sequence) -> tuple[list, Callable]:
         """(f(sources), backward(i, seed) -> one gradient or None per source for output i)."""
-
-
-def installed(module: str, dists: tuple[str, ...]) -> tuple[bool, str]:
-    """(available, "module version" or why not), without importing the framework."""
-    if module in sys.modules and sys.modules[module] is None:
-        return False, f"{module} is not installed"
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        return False, f"{module} is not installed"
-    for dist in dists:
-        try:
-            return True, f"{module} {importlib.metadata.version(dist)}"
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return True, f"{module} {getattr(sys.modules.get(module), '__version__', '(version unknown)')}"
 
 
 def unavailable(name: str, exc: object) -> BackendUnavailable:

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-import numpy as np
-
 from .. import core as gc
 from ..lang.interpret import Interpreter
 from ..lang.rules import rule_names
 from ..opset import OPS
-from . import core_grad
+from . import availability, core_grad
 from .builder import SpecBuilder, gradient_of
 from .numpy_train import train_gradients
 from .program import Program, birth, check_grad_ys
@@ -26,7 +24,7 @@ NAME = "numpy"
 
 
 def available() -> tuple[bool, str]:
-    return True, f"numpy {np.__version__} (bundled core)"
+    return availability(NAME)  # read in backends/__init__.py, without importing this module
 
 
 class _Builder(SpecBuilder):

@@ -16,15 +16,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .kit import installed, unavailable
+from . import availability
+from .kit import unavailable
 from .opmap import derive
 
 NAME = "tensorflow"
 
 
 def available() -> tuple[bool, str]:
-    return installed("tensorflow", ("tensorflow", "tensorflow-cpu", "tf-nightly",
-                                    "tensorflow-macos", "tensorflow-intel"))
+    return availability(NAME)  # read in backends/__init__.py, without importing this module
 
 
 def build(experiment):

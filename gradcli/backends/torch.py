@@ -12,14 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.kernels import check_labels
-from .kit import clip_as_tensorflow, edge_note, edge_notes, either, installed, tie_note, unavailable
+from . import availability
+from .kit import clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
 
 NAME = "torch"
 
 
 def available() -> tuple[bool, str]:
-    return installed("torch", ("torch",))
+    return availability(NAME)  # read in backends/__init__.py, without importing this module
 
 
 def build(experiment):

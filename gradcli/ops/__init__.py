@@ -1,7 +1,7 @@
 """The op table of the expression language (table.py), and what it exports.
 
-Data with numpy kernels: it imports numpy and nothing of core, spec or backends, so
-that all of them can read it.
+Data with numpy kernels, imported on first use (OpSpec.kernel): importing it imports neither
+numpy nor core, spec or backends, so that all of them (and `gradcli list ops`) can read it.
 """
 from . import table as _table  # noqa: F401 - fills OPS
 from .entry import (
@@ -45,7 +45,8 @@ BUILTINS = {
 # name -> "expression: what it does" (gradcli list gradients, the JSON Schema, spec checks)
 BUILTIN_GRADIENTS = {name: f"{text}: {doc}" for name, (text, doc) in BUILTINS.items()}
 
-# Calls the language gives a meaning of its own, not ops of the table (gradcli list ops).
+# Calls the language gives a meaning of its own, not ops of the table (gradcli list ops; a doc
+# of at most 176 characters, as the table's, keeps that table one line a row, printed without rich).
 LANGUAGE_FORMS = {
     "grad(y, x)": "the gradient of sum(y) with respect to the input or let x, as a value of x's "
                   "shape (zeros where unconnected): second derivatives, Hessian-vector products, "

@@ -3,11 +3,14 @@
 An entry is data: a name, a signature, a doc, its numpy kernel (or a formula written
 once over any op namespace), its operator, which inputs take a gradient, and per
 framework only the spelling that differs from the default one derived from the name.
-Nothing here imports numpy's users (core, spec, backends); this file imports nothing.
+Nothing here imports numpy or its users (core, spec, backends): a kernel named by text
+("np.exp", "K.elu") is imported on the first use of `OpSpec.kernel`, so the table's data
+(`gradcli list ops`, the schema, the spec checks) costs no numpy.
 """
 from __future__ import annotations
 
 import ast
+import importlib
 from typing import Callable
 
 from ..record import Factory, record
@@ -22,6 +25,29 @@ FAMILIES = ("unary", "binary", "reduction", "along_axis", "core")
 # dtype; a boolean tensor; an int64 index; or a dtype name, which is no tensor and builds no
 # op. No gradient flows back into a boolean or index result (the spec lint reads this).
 RESULTS = ("tensor", "bool", "index", "dtype")
+# Where a kernel named by text lives: "np.exp" is numpy.exp, "K.elu" is gradcli/ops/kernels.py's.
+KERNEL_MODULES = {"np": "numpy", "K": "gradcli.ops.kernels"}
+
+
+def resolve_kernel(ref: Callable | str | None) -> Callable | None:
+    """A kernel reference as a function: a function is itself, "np.exp" imports numpy.exp."""
+    if ref is None or callable(ref):
+        return ref
+    module, _, name = ref.partition(".")
+    return getattr(importlib.import_module(KERNEL_MODULES[module]), name)
+
+
+class _Kernel:
+    """OpSpec.kernel: the entry's kernel_ref resolved on first use, then kept on the entry (an
+    instance attribute, which Python finds before this non-data descriptor: as fast as a field).
+    """
+
+    def __get__(self, spec, owner=None):
+        if spec is None:
+            return self
+        kernel = resolve_kernel(spec.kernel_ref)
+        spec.__dict__["kernel"] = kernel  # the record is frozen; this is its cache, not a field
+        return kernel
 
 
 @record
@@ -36,9 +62,10 @@ class OpSpec:
     tensor_params: tuple[str, ...] = ()  # parameters that take tensors (the rest are attributes)
     variadic: bool = False               # the first parameter takes a list of tensors
     family: str = "core"
-    # numpy forward: kernel(*input values, **attributes) -> value (or a tuple for several outputs);
-    # a seeded draw: kernel(numpy generator, shape, **attributes)
-    kernel: Callable | None = None
+    # numpy forward: kernel(*input values, **attributes) -> value (or a tuple for several
+    # outputs); a seeded draw: kernel(numpy generator, shape, **attributes). Given as the
+    # function or as where it lives ("np.exp", "K.elu"): see .kernel
+    kernel_ref: Callable | str | None = None
     # the same forward written once over an op namespace `o` (o.mul, o.erfc, ...): formula(o,
     # *tensors, **attributes). The numpy kernel and every framework without a spelling use it.
     formula: Callable | None = None
@@ -50,6 +77,8 @@ class OpSpec:
     native: bool = True                  # a framework op implements it (False: the eager layer)
     chains: bool = True                  # a < b < c: comparisons refuse to chain
     result: str = "tensor"               # what its first output is: one of RESULTS
+
+    kernel = _Kernel()  # kernel_ref as a function (numpy imported on first use)
 
     @property
     def signature(self) -> str:
@@ -84,7 +113,7 @@ PRECEDENCE: dict[str, int] = {}       # infix text -> binding strength
 PREFIX_PRECEDENCE = 6
 
 
-def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str = "core",
+def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family: str = "core",
        formula: Callable | None = None, outputs: int = 1, attrs: tuple[str, ...] = (),
        variadic: bool = False, operator: str | None = None, precedence: int = 0,
        prefix: str | None = None, gradient: bool | tuple[bool, ...] = True,
@@ -93,7 +122,8 @@ def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str 
     """Add an op from a compact signature such as 'sum(x, axis=None, keepdims=False)'.
 
     Keyword arguments named after a framework (torch=, jax=, tensorflow=) give its spelling
-    where the default (torch.<name>, jnp.<name>, tf.math.<name>) is not it.
+    where the default (torch.<name>, jnp.<name>, tf.math.<name>) is not it. kernel is a
+    function or its place, "np.<name>" or "K.<name>" (kernels.py), imported on first use.
     """
     name, _, rest = signature.partition("(")
     params, defaults = [], {}
@@ -107,6 +137,9 @@ def op(signature: str, doc: str, kernel: Callable | None = None, *, family: str 
     if unknown or family not in FAMILIES or result not in RESULTS:
         raise ValueError(f"op {name!r}: unknown framework {sorted(unknown)}, family {family!r} "
                          f"or result {result!r}")
+    if isinstance(kernel, str) and kernel.partition(".")[0] not in KERNEL_MODULES:
+        raise ValueError(f"op {name!r}: kernel {kernel!r} is not one of "
+                         f"{', '.join(m + '.<name>' for m in KERNEL_MODULES)}")
     n_flags = 1 if variadic else len(tensor_params)
     flags = (gradient,) * n_flags if isinstance(gradient, bool) else tuple(gradient)
     if formula is not None and kernel is None:

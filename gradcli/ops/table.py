@@ -1,10 +1,11 @@
 """The op table: every op of the expression language, written once.
 
-One `op(...)` line per op: its signature and doc, its numpy kernel (or a formula over
-other ops, which then serves numpy and every framework alike), its operator, whether
-its inputs take a gradient, and per framework only the spelling that differs from
-torch.<name>, jnp.<name> or tf.math.<name>. A spelling is a dotted path, called with the
-tensors and the attributes by name, or a call template such as
+One `op(...)` line per op: its signature and doc, its numpy kernel (where it lives: "np.exp"
+in numpy, "K.elu" in kernels.py, imported on first use, so that the table's data needs no
+numpy; or a function; or a formula over other ops, which then serves numpy and every
+framework alike), its operator, whether its inputs take a gradient, and per framework only
+the spelling that differs from torch.<name>, jnp.<name> or tf.math.<name>. A spelling is a
+dotted path, called with the tensors and the attributes by name, or a call template such as
 "F.leaky_relu(x, negative_slope=alpha)"; None means that backend writes its own (in
 backends/<framework>.py, whose test checks the two lists agree). The core's builders,
 the parser's operators, `gradcli list ops`, the JSON Schema and every backend's op map are
@@ -12,54 +13,59 @@ derived from this table; the gradient rules live in core/grad_rules.py.
 """
 from __future__ import annotations
 
+import math
 import operator as py
+import struct
 
-import numpy as np
-
-from . import kernels as K
 from .entry import op
 
 OWN = None  # the backend writes this op itself
-# TensorFlow 2.21 rounds these constants to float32 (tf.cast of a Python float, a float attr):
-# the table follows, so float64 values agree with TensorFlow's to the last bit.
-SQRT_HALF_F32 = float(np.float32(0.7071067811865476))
 
 
 def f32(value) -> float:
-    return float(np.float32(value))
+    """value rounded to float32, as float(np.float32(value)) (bit for bit), without numpy."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:  # beyond float32's range: numpy rounds to an infinity
+        return math.copysign(math.inf, value)
+
+
+# TensorFlow 2.21 rounds these constants to float32 (tf.cast of a Python float, a float attr):
+# the table follows, so float64 values agree with TensorFlow's to the last bit.
+SQRT_HALF_F32 = f32(0.7071067811865476)
 
 
 # ----- elementwise, one input -----
 op("abs(x)", "absolute value; gradient sign(x)", py.abs, family="unary", jax=OWN)
-op("sign(x)", "-1, 0 or 1; true gradient zero everywhere", np.sign, family="unary")
+op("sign(x)", "-1, 0 or 1; true gradient zero everywhere", "np.sign", family="unary")
 op("neg(x)", "negation", py.neg, family="unary", prefix="-", jax="jnp.negative",
    tensorflow="tf.math.negative")
-op("exp(x)", "e to the x", np.exp, family="unary")
-op("log(x)", "natural logarithm", np.log, family="unary")
-op("sqrt(x)", "square root", np.sqrt, family="unary")
-op("square(x)", "x * x", np.square, family="unary")
-op("sin(x)", "sine", np.sin, family="unary")
-op("cos(x)", "cosine", np.cos, family="unary")
-op("tanh(x)", "hyperbolic tangent", np.tanh, family="unary")
-op("sigmoid(x)", "logistic function 1 / (1 + exp(-x))", K.sigmoid, family="unary",
+op("exp(x)", "e to the x", "np.exp", family="unary")
+op("log(x)", "natural logarithm", "np.log", family="unary")
+op("sqrt(x)", "square root", "np.sqrt", family="unary")
+op("square(x)", "x * x", "np.square", family="unary")
+op("sin(x)", "sine", "np.sin", family="unary")
+op("cos(x)", "cosine", "np.cos", family="unary")
+op("tanh(x)", "hyperbolic tangent", "np.tanh", family="unary")
+op("sigmoid(x)", "logistic function 1 / (1 + exp(-x))", "K.sigmoid", family="unary",
    jax="nn.sigmoid")
-op("relu(x)", "max(x, 0); gradient 0 at 0, as in TensorFlow", K.relu, family="unary",
+op("relu(x)", "max(x, 0); gradient 0 at 0, as in TensorFlow", "K.relu", family="unary",
    jax="nn.relu", tensorflow="tf.nn.relu")
-op("softplus(x)", "log(1 + exp(x)), computed stably", K.softplus, family="unary", torch=OWN,
+op("softplus(x)", "log(1 + exp(x)), computed stably", "K.softplus", family="unary", torch=OWN,
    jax="jnp.logaddexp(x, 0.0)")
-op("round(x)", "round half to even, as tf.round; true gradient zero", np.round, family="unary")
-op("floor(x)", "round down; true gradient zero", np.floor, family="unary")
-op("ceil(x)", "round up; true gradient zero", np.ceil, family="unary")
-op("reciprocal(x)", "1 / x", K.reciprocal, family="unary")
-op("identity(x)", "forward x, gradient dy; the usual target of an override", K.identity,
+op("round(x)", "round half to even, as tf.round; true gradient zero", "np.round", family="unary")
+op("floor(x)", "round down; true gradient zero", "np.floor", family="unary")
+op("ceil(x)", "round up; true gradient zero", "np.ceil", family="unary")
+op("reciprocal(x)", "1 / x", "K.reciprocal", family="unary")
+op("identity(x)", "forward x, gradient dy; the usual target of an override", "K.identity",
    family="unary", prefix="+", torch="torch.clone", jax="jnp.array(x, copy=True)",
    tensorflow="tf.identity")
 op("stop_gradient(x)", "forward x, no gradient (tf.stop_gradient)", native=False)
-op("zeros_like(x)", "zeros of x's shape and dtype", np.zeros_like, family="unary",
+op("zeros_like(x)", "zeros of x's shape and dtype", "np.zeros_like", family="unary",
    gradient=False, tensorflow="tf.zeros_like")
-op("ones_like(x)", "ones of x's shape and dtype", np.ones_like, family="unary", gradient=False,
+op("ones_like(x)", "ones of x's shape and dtype", "np.ones_like", family="unary", gradient=False,
    tensorflow="tf.ones_like")
-op("logical_not(x)", "~x on booleans", np.logical_not, family="unary", gradient=False,
+op("logical_not(x)", "~x on booleans", "np.logical_not", family="unary", gradient=False,
    prefix="~", result="bool")
 
 # ----- elementwise, two inputs (operators map here; precedence: higher binds tighter) -----
@@ -72,9 +78,9 @@ op("div(x, y)", "x / y", py.truediv, family="binary", operator="/", precedence=5
    torch=OWN, jax=OWN, tensorflow=OWN)
 op("pow(x, y)", "x ** y", py.pow, family="binary", operator="**", precedence=7,
    jax="jnp.power")
-op("maximum(x, y)", "elementwise max; ties send the gradient to x, as TensorFlow", np.maximum,
+op("maximum(x, y)", "elementwise max; ties send the gradient to x, as TensorFlow", "np.maximum",
    family="binary", torch=OWN, jax=OWN)
-op("minimum(x, y)", "elementwise min; ties send the gradient to x, as TensorFlow", np.minimum,
+op("minimum(x, y)", "elementwise min; ties send the gradient to x, as TensorFlow", "np.minimum",
    family="binary", torch=OWN, jax=OWN)
 for _name, _text, _fn, _torch in [("less", "<", py.lt, "lt"), ("less_equal", "<=", py.le, "le"),
                                   ("greater", ">", py.gt, "gt"),
@@ -82,64 +88,64 @@ for _name, _text, _fn, _torch in [("less", "<", py.lt, "lt"), ("less_equal", "<=
                                   ("equal", "==", py.eq, "eq"), ("not_equal", "!=", py.ne, "ne")]:
     op(f"{_name}(x, y)", f"x {_text} y", _fn, family="binary", operator=_text, precedence=3,
        gradient=False, chains=False, result="bool", torch=f"torch.{_torch}")
-op("logical_and(x, y)", "x & y on booleans", np.logical_and, family="binary", operator="&",
+op("logical_and(x, y)", "x & y on booleans", "np.logical_and", family="binary", operator="&",
    precedence=2, gradient=False, result="bool")
-op("logical_or(x, y)", "x | y on booleans", np.logical_or, family="binary", operator="|",
+op("logical_or(x, y)", "x | y on booleans", "np.logical_or", family="binary", operator="|",
    precedence=1, gradient=False, result="bool")
 
 op("matmul(a, b)", "matrix product a @ b", py.matmul, family="binary", operator="@",
    precedence=5, tensorflow="tnp.matmul")
 op("clip(x, lo, hi)", "clip to [lo, hi] (tf.clip_by_value); gradient dy inside, 0 outside",
-   K.clip, torch=OWN, jax=OWN, tensorflow="tf.clip_by_value")
-op("where(cond, a, b)", "a where cond else b; the gradient flows to the chosen branch", np.where,
+   "K.clip", torch=OWN, jax=OWN, tensorflow="tf.clip_by_value")
+op("where(cond, a, b)", "a where cond else b; the gradient flows to the chosen branch", "np.where",
    gradient=(False, True, True), tensorflow="tf.where")
-op("cast(x, dtype)", "convert to dtype (float32, float64, int32, int64, bool)", K.cast, attrs=("dtype",),
+op("cast(x, dtype)", "convert to dtype (float32, float64, int32, int64, bool)", "K.cast", attrs=("dtype",),
    torch=OWN, jax="jnp.asarray(x, dtype=dtype)", tensorflow="tf.cast")
 op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dtype")
 
 # ----- reductions and shape -----
 # A backend adapts its reductions' axes once (None: all; (): a copy); the spellings get a tuple.
 for _name, _kernel, _torch, _jax, _doc in [
-    ("sum", np.sum, "sum", "jnp.sum", "sum over axis (all by default)"),
-    ("mean", K.mean, "mean", "jnp.mean", "mean over axis"),
-    ("max", np.max, "amax", "jnp.max", "max over axis; ties share the gradient equally, as TensorFlow"),
-    ("min", np.min, "amin", "jnp.min", "min over axis; ties share the gradient equally, as TensorFlow"),
-    ("prod", np.prod, OWN, "jnp.prod", "product over axis"),
-    ("logsumexp", K.logsumexp, "logsumexp", "jsp.logsumexp",
+    ("sum", "np.sum", "sum", "jnp.sum", "sum over axis (all by default)"),
+    ("mean", "K.mean", "mean", "jnp.mean", "mean over axis"),
+    ("max", "np.max", "amax", "jnp.max", "max over axis; ties share the gradient equally, as TensorFlow"),
+    ("min", "np.min", "amin", "jnp.min", "min over axis; ties share the gradient equally, as TensorFlow"),
+    ("prod", "np.prod", OWN, "jnp.prod", "product over axis"),
+    ("logsumexp", "K.logsumexp", "logsumexp", "jsp.logsumexp",
      "log(sum(exp(x))) over axis, computed stably"),
 ]:
     op(f"{_name}(x, axis=None, keepdims=False)", _doc, _kernel, family="reduction",
        torch=_torch and f"torch.{_torch}(x, dim=axis, keepdim=keepdims)", jax=_jax,
        tensorflow=f"tf.reduce_{_name}")
-op("softmax(x, axis=-1)", "softmax along axis", K.softmax, family="unary",
+op("softmax(x, axis=-1)", "softmax along axis", "K.softmax", family="unary",
    torch="torch.softmax(x, dim=axis)", jax="nn.softmax", tensorflow="tf.nn.softmax")
-op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", K.log_softmax,
+op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", "K.log_softmax",
    family="unary", torch="torch.log_softmax(x, dim=axis)", jax="nn.log_softmax",
    tensorflow="tf.nn.log_softmax")
 op("sparse_softmax_cross_entropy_with_logits(labels, logits)",
    "-log(softmax(logits)[labels]) per row over the last axis in one kernel, as tf.nn's: int "
    "labels in [0, classes) (others fail), no gradient into them; gradient softmax - one_hot",
-   K.sparse_softmax_cross_entropy_with_logits, gradient=(False, True), torch=OWN, jax=OWN,
+   "K.sparse_softmax_cross_entropy_with_logits", gradient=(False, True), torch=OWN, jax=OWN,
    tensorflow="tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)")
-op("transpose(x, axes=None)", "permute axes (reverse them by default)", np.transpose,
+op("transpose(x, axes=None)", "permute axes (reverse them by default)", "np.transpose",
    torch="torch.permute(x, axes)", tensorflow="tf.transpose(x, perm=axes)")
-op("reshape(x, shape)", "same elements, new shape (-1 infers one dimension)", K.reshape,
+op("reshape(x, shape)", "same elements, new shape (-1 infers one dimension)", "K.reshape",
    attrs=("shape",), tensorflow="tf.reshape")
-op("concat(values, axis=0)", "join a list of tensors along an existing axis", K.concat, variadic=True,
+op("concat(values, axis=0)", "join a list of tensors along an existing axis", "K.concat", variadic=True,
    torch=OWN, jax=OWN, tensorflow=OWN)
-op("stack(values, axis=0)", "join a list of tensors along a new axis", K.stack, variadic=True,
+op("stack(values, axis=0)", "join a list of tensors along a new axis", "K.stack", variadic=True,
    torch=OWN, jax=OWN, tensorflow=OWN)
 op("one_hot(indices, depth)", "float one-hot rows of length depth for integer indices",
-   K.one_hot, attrs=("depth",), gradient=False, torch=OWN, jax=OWN, tensorflow=OWN)
-op("getitem(x, index)", "x[index]: integers, slices, None and integer lists", K.getitem,
+   "K.one_hot", attrs=("depth",), gradient=False, torch=OWN, jax=OWN, tensorflow=OWN)
+op("getitem(x, index)", "x[index]: integers, slices, None and integer lists", "K.getitem",
    attrs=("index",), torch=OWN, jax=OWN, tensorflow=OWN)
 
 # ----- seeded random draws (the same numbers on every replay) -----
-op("uniform(shape, low=0.0, high=1.0)", "uniform draw in [low, high)", K.uniform_draw,
+op("uniform(shape, low=0.0, high=1.0)", "uniform draw in [low, high)", "K.uniform_draw",
    attrs=("shape",), native=False)
-op("normal(shape, mean=0.0, std=1.0)", "normal draw", K.normal_draw, attrs=("shape",),
+op("normal(shape, mean=0.0, std=1.0)", "normal draw", "K.normal_draw", attrs=("shape",),
    native=False)
-op("bernoulli(shape, p=0.5)", "0/1 draw with P(1) = p", K.bernoulli_draw, attrs=("shape",),
+op("bernoulli(shape, p=0.5)", "0/1 draw with P(1) = p", "K.bernoulli_draw", attrs=("shape",),
    native=False)
 
 # ----- gradient control -----
@@ -149,42 +155,42 @@ op("grad_pass_through(e, wrt=None)",
 op("reverse_gradient(x, scale=1.0)", "forward x, backward -scale * dy (gradient reversal layer)",
    native=False)
 op("zero_out(x)", "two outputs: x with all but the first element zeroed, and that index",
-   K.zero_out, outputs=2, native=False)
+   "K.zero_out", outputs=2, native=False)
 op("max_with_argmax(x, axis=-1)",
-   "two outputs: max along axis and its integer index (not differentiable)", K.max_with_argmax,
+   "two outputs: max along axis and its integer index (not differentiable)", "K.max_with_argmax",
    outputs=2, torch=OWN, jax=OWN, tensorflow=OWN)
 op("argmax(x, axis=-1)", "int64 index of the largest entry along axis; ties and NaNs: the first "
-   "(as numpy); not differentiable", np.argmax, gradient=False, result="index",
+   "(as numpy); not differentiable", "np.argmax", gradient=False, result="index",
    torch="torch.argmax(x, dim=axis)", tensorflow=OWN)
 op("argmin(x, axis=-1)", "int64 index of the smallest entry along axis; ties and NaNs: the first "
-   "(as numpy); not differentiable", np.argmin, gradient=False, result="index",
+   "(as numpy); not differentiable", "np.argmin", gradient=False, result="index",
    torch="torch.argmin(x, dim=axis)", tensorflow=OWN)
 
 
 # ----- grown on the table: each is this one entry plus its gradient rule -----
-op("log1p(x)", "log(1 + x), accurate near 0", np.log1p, family="unary")
-op("expm1(x)", "exp(x) - 1, accurate near 0", np.expm1, family="unary")
-op("erf(x)", "error function", K.erf, family="unary", jax="jsp.erf", tensorflow=OWN)
+op("log1p(x)", "log(1 + x), accurate near 0", "np.log1p", family="unary")
+op("expm1(x)", "exp(x) - 1, accurate near 0", "np.expm1", family="unary")
+op("erf(x)", "error function", "K.erf", family="unary", jax="jsp.erf", tensorflow=OWN)
 op("erfc(x)", "complementary error function 1 - erf(x), accurate where erf(x) is near 1",
-   K.erfc, family="unary", jax="jsp.erfc")
-op("atan(x)", "arctangent", np.arctan, family="unary", jax="jnp.arctan")
-op("asinh(x)", "inverse hyperbolic sine", np.arcsinh, family="unary", jax="jnp.arcsinh")
+   "K.erfc", family="unary", jax="jsp.erfc")
+op("atan(x)", "arctangent", "np.arctan", family="unary", jax="jnp.arctan")
+op("asinh(x)", "inverse hyperbolic sine", "np.arcsinh", family="unary", jax="jnp.arcsinh")
 op("softsign(x)", "x / (|x| + 1), as tf.nn.softsign (NaN at +-inf, gradient 0 there)",
-   K.softsign, family="unary", torch="F.softsign", jax="nn.soft_sign",
+   "K.softsign", family="unary", torch="F.softsign", jax="nn.soft_sign",
    tensorflow="tf.nn.softsign")
 op("leaky_relu(x, alpha=0.2)", "x where x > 0, else alpha * x, alpha rounded to float32 (as "
    "tf.nn.leaky_relu, whose default alpha is 0.2); gradient alpha at 0 and at NaN", family="unary",
    formula=lambda o, x, alpha=0.2: o.where(o.greater(x, 0.0), x, o.mul(x, f32(alpha))),
    tensorflow="tf.nn.leaky_relu(x, alpha=alpha)")
-op("elu(x)", "x where x > 0, else exp(x) - 1 (tf.nn.elu); gradient 1 at 0", K.elu,
+op("elu(x)", "x where x > 0, else exp(x) - 1 (tf.nn.elu); gradient 1 at 0", "K.elu",
    family="unary", torch="F.elu", jax="nn.elu", tensorflow="tf.nn.elu")
-op("relu6(x)", "min(max(x, 0), 6) (tf.nn.relu6); gradient 0 at 0 and at 6", K.relu6,
+op("relu6(x)", "min(max(x, 0), 6) (tf.nn.relu6); gradient 0 at 0 and at 6", "K.relu6",
    family="unary", torch="F.relu6", jax="nn.relu6", tensorflow="tf.nn.relu6")
 op("gelu(x)", "exact GELU 0.5 * x * erfc(-x * sqrt(1/2)), as tf.nn.gelu(approximate=False): "
    "sqrt(1/2) rounded to float32, NaN at -inf, gradient NaN at +inf, as there", family="unary",
    formula=lambda o, x: o.mul(o.mul(x, 0.5), o.erfc(o.mul(o.neg(x), SQRT_HALF_F32))),
    tensorflow="tf.nn.gelu(x, approximate=False)")
-op("silu(x)", "x * sigmoid(x) (swish), as tf.nn.silu", K.silu, family="unary", torch="F.silu",
+op("silu(x)", "x * sigmoid(x) (swish), as tf.nn.silu", "K.silu", family="unary", torch="F.silu",
    jax="nn.silu", tensorflow="tf.nn.silu")
 op("hard_sigmoid(x)", "relu6(x + 3) / 6, as Keras 3's hard_sigmoid (tf.keras.activations in TF "
    "2.21): 0 up to -3, 1 from 3; gradient 1/6 strictly between", family="unary",

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gradcli import data as rows
 from gradcli.spec.document import Map, Scalar, YNode
 from gradcli.spec.fields import (
     check_keys,
@@ -57,6 +56,7 @@ def build_data(node: YNode | None, builder, train: YNode | None,
     """
     if node is None:
         return None, {}
+    from gradcli import data as rows  # csv and the loaders: specs with data: only
     data = expect_map(node, "data")  # declare_names checked its keys and names
     features, labels = data.get("features").value, data.get("labels").value
     test = _test(optional(data, "test"))
@@ -106,6 +106,7 @@ def _batch_size(train: YNode | None) -> int | None:
 
 def _load(data: Map, features: str, labels: str, base_dir: Path):
     """(Loaded, source name, the file read or None), every problem placed in the spec."""
+    from gradcli import data as rows  # csv and the loaders: specs with data: only
     node = data.get("load")
     label_node = optional(data, "label")
     if isinstance(node, Map):
@@ -151,6 +152,7 @@ def _no_label(label_node: YNode | None, what: str) -> None:
 
 def _placed(load, node: YNode, key: str, label_node: YNode | None = None):
     """load(), with a DataError placed at `node` (at label: when it is about the label)."""
+    from gradcli import data as rows  # csv and the loaders: specs with data: only
     try:
         return load()
     except rows.DataError as exc:
@@ -161,6 +163,7 @@ def _placed(load, node: YNode, key: str, label_node: YNode | None = None):
 
 def _read_text(path: Path, node: Scalar) -> str:
     """The csv file's text: a regular file, at most MAX_CSV_BYTES, UTF-8."""
+    from gradcli import data as rows  # csv and the loaders: specs with data: only
     try:
         with open_regular(path) as handle:
             raw = handle.read(rows.MAX_CSV_BYTES + 1)

@@ -5,7 +5,7 @@ remains the judge of everything a schema cannot say (names in scope, arity).
 """
 from __future__ import annotations
 
-from gradcli.data import DATASETS
+from gradcli.datasets import DATASETS
 from gradcli.ops import BUILTIN_GRADIENTS, DTYPES, LANGUAGE_FORMS, OPS
 from gradcli.spec.sections import (
     BACKENDS,

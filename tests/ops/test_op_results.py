@@ -15,9 +15,9 @@ from gradcli.spec import lint_discrete, opcount
 NEEDED = {"cast": {"dtype": np.float64}, "reshape": {"shape": (3,)}, "one_hot": {"depth": 3},
           "getitem": {"index": (0,)}}
 X = np.array([-1.5, 0.0, 2.0])
-# Inputs other than X where the op needs them (integer labels beside rows of logits).
+# Tensors the sampler must give (integer indices and labels); the others get X.
 INPUTS = {"one_hot": [X.astype(np.int64)],
-          "sparse_softmax_cross_entropy_with_logits": [np.array([0, 2]), np.ones((2, 3))]}
+          "sparse_softmax_cross_entropy_with_logits": [np.array([0, 2]), np.stack([X, -X])]}
 
 
 def kernel_result(name: str) -> str | None:
@@ -30,7 +30,7 @@ def kernel_result(name: str) -> str | None:
     elif not spec.tensor_params:  # a seeded draw: kernel(generator, shape, **attributes)
         out = spec.kernel(np.random.default_rng(0), (3,))
     else:
-        values = INPUTS.get(name, [X for _ in spec.tensor_params])
+        values = INPUTS.get(name) or [X for _ in spec.tensor_params]
         with np.errstate(all="ignore"):  # sqrt(-1.5), 1 / 0: only the dtype matters here
             out = spec.kernel(*values, **NEEDED.get(name, {}))
     first = np.asarray(out[0] if spec.outputs > 1 else out)
