@@ -20,7 +20,7 @@ import statistics
 import time
 
 from bench import measure
-from bench.peers import FLOOR, PEERS, Absent, Clock, Cold, NotApplicable, Wrong
+from bench.peers import FLOOR, PEERS, Absent, Clock, Cold, NotApplicable, Wrong, failure
 from bench.workloads import COLD as COLD_WORKLOADS  # noqa: F401 - re-exported
 from bench.workloads import cold_sizes, compare, function_name, make_data, tolerance
 
@@ -95,14 +95,8 @@ def measure_cell(peer_name: str, workload: str, quick: bool) -> dict:
         ok, message = compare(cold.outputs, floor.to_numpy(floor.run()), tolerance(workload))
         if not ok:
             raise Wrong(message)
-    except NotApplicable as exc:
-        return {**entry, "status": "n/a", "reason": str(exc)}
-    except Absent as exc:
-        return {**entry, "status": "absent", "reason": f"absent: {exc}"}
-    except Wrong as exc:
-        return {**entry, "status": "wrong", "reason": f"wrong: {exc}"}
-    except Exception as exc:  # a peer failing is a result to report, not a crash
-        return {**entry, "status": "error", "reason": f"error: {type(exc).__name__}: {exc}"[:400]}
+    except Exception as exc:  # a failing peer is a result to report (peers.failure)
+        return failure(entry, exc)
     entry.update(status="ok", cold_s=times["wall"], cold_cpu_s=times["cpu"], phases=cold.phases,
                  covers=cold.covers, forward_ops=cold.forward_ops, check=message)
     costs = getattr(module, f"build_costs_{function_name(workload)}", None)

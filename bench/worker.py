@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script (python bench/worker.py): make 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import cold, measure  # noqa: E402
-from bench.peers import FLOOR, PEERS, Absent, NotApplicable, Wrong  # noqa: E402
+from bench.peers import FLOOR, PEERS, Wrong, failure  # noqa: E402
 from bench.workloads import (  # noqa: E402
     EXTRA_CHECKS,
     SIZES,
@@ -72,14 +72,8 @@ def measure_cell(peer_name: str, workload: str, args) -> dict:
     limit = sys.getrecursionlimit()
     try:
         entry.update(_measure(builder, getattr(floor_module, name), peer_name, workload, sizes, args))
-    except NotApplicable as exc:
-        return {**entry, "status": "n/a", "reason": str(exc)}
-    except Absent as exc:
-        return {**entry, "status": "absent", "reason": f"absent: {exc}"}
-    except Wrong as exc:
-        return {**entry, "status": "wrong", "reason": f"wrong: {exc}"}
-    except Exception as exc:  # a peer failing is a result to report, not a crash
-        return {**entry, "status": "error", "reason": f"error: {type(exc).__name__}: {exc}"[:400]}
+    except Exception as exc:  # a failing peer is a result to report (peers.failure)
+        return failure(entry, exc)
     entry["recursion_limit"] = sys.getrecursionlimit()
     if sys.getrecursionlimit() != limit:
         entry["reason"] = f"raised the recursion limit from {limit} to {sys.getrecursionlimit()}"

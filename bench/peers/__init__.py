@@ -52,6 +52,15 @@ class Absent(Exception):
     """What this peer needs for this workload is not installed (the reason says what)."""
 
 
+def failure(entry: dict, exc: Exception) -> dict:
+    """A peer's failure as its result entry: a failing peer is a result to report, not a crash."""
+    for kind, status, prefix in ((NotApplicable, "n/a", ""), (Absent, "absent", "absent: "),
+                                 (Wrong, "wrong", "wrong: ")):
+        if isinstance(exc, kind):
+            return {**entry, "status": status, "reason": f"{prefix}{exc}"}
+    return {**entry, "status": "error", "reason": f"error: {type(exc).__name__}: {exc}"[:400]}
+
+
 def leaves_to_numpy(out) -> list[np.ndarray]:
     """Flatten nested tuples/lists of framework values into numpy arrays, in order."""
     if isinstance(out, (tuple, list)):
