@@ -170,6 +170,8 @@ def _yaml_error(source: Source, exc: yaml.YAMLError) -> SpecError:
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)
     message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+    if "maximum nesting depth" in problem:  # libyaml >= 0.2.5 scans ahead past our own bound
+        message = f"the YAML nests more than {MAX_NESTING} levels deep"
     if mark is None and hasattr(exc, "position"):  # a ReaderError: a character YAML forbids
         index = exc.position
         line = source.text.count("\n", 0, index) + 1
