@@ -58,34 +58,26 @@ def two_domains() -> tuple[np.ndarray, np.ndarray]:
 
 # ----- the estimators, as a person would write them in torch -----
 
-class SignSTE(torch.autograd.Function):
-    """sign forward; backward dy (identity) or dy where |w| <= 1 (hardtanh)."""
+class STE(torch.autograd.Function):
+    """A straight-through estimator: f forward (torch.sign; torch.round, half to even as
+    tf.round); backward dy (identity, window None) or dy where |x| <= window (hard-tanh)."""
 
     @staticmethod
-    def forward(ctx, w, kind):
-        ctx.save_for_backward(w)
-        ctx.kind = kind
-        return torch.sign(w)
-
-    @staticmethod
-    def backward(ctx, dy):
-        (w,) = ctx.saved_tensors
-        return (dy if ctx.kind == "identity" else torch.where(w.abs() <= 1, dy, 0.0)), None
-
-
-class RoundSTE(torch.autograd.Function):
-    """round half to even forward (torch.round, as tf.round); the same two backwards."""
-
-    @staticmethod
-    def forward(ctx, x, kind):
+    def forward(ctx, x, f, window):
         ctx.save_for_backward(x)
-        ctx.kind = kind
-        return torch.round(x)
+        ctx.window = window
+        return f(x)
 
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return (dy if ctx.kind == "identity" else torch.where(x.abs() <= 1, dy, 0.0)), None
+        return (dy if ctx.window is None else torch.where(x.abs() <= ctx.window, dy, 0.0)), None, None
+
+
+def window(kind: str, c: float = 1.0) -> float | None:
+    """The spec's estimator name as STE's window: identity passes dy everywhere, hardtanh
+    where |x| <= c (the specs' c is 1; the clip-range sweep narrows it)."""
+    return None if kind == "identity" else c
 
 
 class Reverse(torch.autograd.Function):
@@ -198,10 +190,12 @@ def train(model, params: dict, data: dict, *, seed: int, epochs: int, batch_size
 
 # ----- the three models, as the specs write them -----
 
-def binaryconnect(kind: str):
+def binaryconnect(kind: str, c: float = 1.0):
+    c = window(kind, c)
+
     def model(p, x, y):
-        h = torch.relu(x @ SignSTE.apply(p["W1"], kind) * 0.125 + p["b1"])
-        logits = h @ SignSTE.apply(p["W2"], kind) * 0.25 + p["b2"]
+        h = torch.relu(x @ STE.apply(p["W1"], torch.sign, c) * 0.125 + p["b1"])
+        logits = h @ STE.apply(p["W2"], torch.sign, c) * 0.25 + p["b2"]
         return cross_entropy(logits, y, 10).mean(), {"accuracy": accuracy(logits, y)}
     return model
 
@@ -212,8 +206,10 @@ def clip_weights(p):
 
 
 def quantized(kind: str):
+    c = window(kind)
+
     def q(v, lo, hi):  # clip's gradient is dy inside [lo, hi] (bounds included), as tf.clip_by_value
-        return RoundSTE.apply(torch.clamp(v, lo, hi) * 3, kind) / 3
+        return STE.apply(torch.clamp(v, lo, hi) * 3, torch.round, c) / 3
 
     def model(p, x, y):
         h = q(x @ q(p["W1"], -1, 1) * 0.25 + p["b1"], 0, 1)
