@@ -1,48 +1,32 @@
 """Independent torch references for the training experiments (tests/test_training_experiments.py).
 
 Written from spec-v2's definitions, never from gradcli's code: the split,
-standardization and epoch order computed with numpy, the straight-through
+standardization, epoch order and schedules of tests/spec_v2.py, the straight-through
 estimators as torch.autograd.Function, tf.compat.v1.train's update rules
-(hyper-parameters as float32 constants cast to float64), spec-v2's schedules
-and evaluation points, and the three models as the specs write them.
+(hyper-parameters as float32 constants cast to float64), spec-v2's evaluation
+points, and the three models as the specs write them.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import torch
 from sklearn.datasets import load_digits
+from spec_v2 import batches, learning_rate, split, standardized
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 T = torch.float64
 
 
-# ----- spec-v2's data definitions, computed here with numpy -----
-
-def split(n: int, test: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(test rows, training rows): perm[:n_test] and perm[n_test:] of default_rng([seed, 1])."""
-    perm = np.random.default_rng([seed, 1]).permutation(n)
-    n_test = round(test * n)
-    return perm[:n_test], perm[n_test:]
-
+# ----- the data sets, read directly; spec-v2's split and standardization (tests/spec_v2.py) -----
 
 def parts(x: np.ndarray, y: np.ndarray, test: float, seed: int, standardize: bool) -> dict:
     test_rows, train_rows = split(len(x), test, seed)
     x_train, x_test = x[train_rows], x[test_rows]
-    if standardize:  # the training part's mean and std (ddof 0); a constant column is only centred
-        mean, std = x_train.mean(axis=0), x_train.std(axis=0)
-        std = np.where(std == 0, 1.0, std)
-        x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+    if standardize:
+        x_train, x_test = standardized(x_train, x_test)
     return {"train": (x_train, y[train_rows]), "test": (x_test, y[test_rows])}
-
-
-def batches(n_train: int, batch_size: int | None, seed: int, epoch: int):
-    """Epoch `epoch` visits default_rng([seed, 2, epoch]).permutation(n_train) in batches."""
-    order = np.random.default_rng([seed, 2, epoch]).permutation(n_train)
-    size = batch_size or n_train
-    return [order[i:i + size] for i in range(0, n_train, size)]
 
 
 def digits() -> tuple[np.ndarray, np.ndarray]:
@@ -109,23 +93,12 @@ def f32(v: float) -> float:
     return float(np.float32(v))
 
 
-def learning_rate(lr: float, schedule: dict | None, t: int) -> float:
-    """spec-v2's schedules at step t."""
-    if not schedule:
-        return lr
-    (kind, p), = schedule.items()
-    if kind == "cosine":
-        return lr * 0.5 * (1 + math.cos(math.pi * min(t, p["steps"]) / p["steps"]))
-    if kind == "step":
-        return lr * p["gamma"] ** math.floor(t / p["every"])
-    return lr * p["gamma"] ** t
-
-
 class Optimizer:
     """sgd, momentum (MomentumOptimizer, not nesterov) and rmsprop (RMSPropOptimizer, momentum 0)."""
 
     def __init__(self, params: dict, name: str, hyper: dict, schedule: dict | None):
-        self.params, self.name, self.hyper, self.schedule = params, name, hyper, schedule
+        self.params, self.name, self.hyper = params, name, hyper
+        self.schedule = next(iter(schedule.items())) if schedule else None  # {kind: params}
         ones = name == "rmsprop"  # RMSProp's mean square starts at ones
         self.slots = {k: torch.ones_like(p) if ones else torch.zeros_like(p) for k, p in params.items()}
 
