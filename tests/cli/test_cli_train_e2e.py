@@ -2,8 +2,9 @@
 `compare` and `plot train` on a logistic regression over experiments/data/two_blobs.csv
 (the spec: tests/blobs_fixture.py).
 
-The oracle is numpy written here from spec-v2's definitions (split, standardize, epoch order,
-batches, sgd, metrics at the evaluation points, the final loss on the whole training part).
+The oracle is numpy: spec-v2's split, standardization and epoch order (tests/spec_v2.py), then
+sgd on the logistic loss written here, the metrics at the evaluation points and the final loss
+on the whole training part.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from blobs_fixture import CSV, blobs_spec
 from click.testing import CliRunner
+from spec_v2 import batches, split, standardized
 
 from gradcli.cli import cli
 
@@ -28,12 +30,9 @@ def oracle(seed=0, lr=0.5, batch=10, epochs=4):
     raw = np.genfromtxt(CSV, delimiter=",", names=True, dtype=None, encoding="utf-8")
     x = np.column_stack([raw["x1"], raw["x2"]]).astype(np.float64)
     y = np.searchsorted(np.unique(raw["color"]), raw["color"])
-    perm = np.random.default_rng([seed, 1]).permutation(len(y))
-    n_test = round(0.2 * len(y))
-    xs, ys = {"test": x[perm[:n_test]], "train": x[perm[n_test:]]}, {"test": y[perm[:n_test]],
-                                                                        "train": y[perm[n_test:]]}
-    mean, std = xs["train"].mean(axis=0), xs["train"].std(axis=0)
-    xs = {k: (v - mean) / std for k, v in xs.items()}
+    test, train = split(len(y), 0.2, seed)
+    xs, ys = dict(zip(("train", "test"), standardized(x[train], x[test]))), {"test": y[test],
+                                                                            "train": y[train]}
     w, b = np.array([0.5, -0.25]), 0.1
 
     def loss(xb, yb):
@@ -45,9 +44,7 @@ def oracle(seed=0, lr=0.5, batch=10, epochs=4):
 
     losses, evals, acc = [], [0], {p: [accuracy(p)] for p in ("train", "test")}
     for epoch in range(epochs):
-        order = np.random.default_rng([seed, 2, epoch]).permutation(len(ys["train"]))
-        for start in range(0, len(order), batch):
-            rows = order[start:start + batch]
+        for rows in batches(len(ys["train"]), batch, seed, epoch):
             xb, yb = xs["train"][rows], ys["train"][rows]
             losses.append(loss(xb, yb))
             dz = (1 / (1 + np.exp(-(xb @ w + b))) - yb) / len(yb)
