@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import report, worker  # noqa: E402
 from bench.peers import numpy_floor  # noqa: E402
+from bench.peers.torch_peer import binaryconnect_loss  # noqa: E402
 from bench.workloads import SIZES, WORKLOADS, compare, make_data  # noqa: E402
 
 QUICK = argparse.Namespace(quick=True, single=True, repeats=1, min_runs=1, warmup=0, budget=1.0,
@@ -36,20 +37,8 @@ def test_floor_w7_gradients_are_torch_autograd_with_a_hard_tanh_sign():
               rng.normal(size=10)]
     loss, grads = numpy_floor.binaryconnect(X, y, *params)
 
-    class Sign(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, w):
-            ctx.save_for_backward(w)
-            return torch.sign(w)
-
-        @staticmethod
-        def backward(ctx, g):
-            (w,) = ctx.saved_tensors
-            return torch.where(w.abs() <= 1, g, 0.0)
-
     W1, b1, W2, b2 = (torch.tensor(p, requires_grad=True) for p in params)
-    h = torch.relu(torch.tensor(X) @ Sign.apply(W1) * 0.125 + b1)
-    want = torch.nn.functional.cross_entropy(h @ Sign.apply(W2) * 0.25 + b2, torch.tensor(y))
+    want = binaryconnect_loss(torch.tensor(X), torch.tensor(y), W1, b1, W2, b2)
     assert loss == pytest.approx(want.item(), rel=1e-12)
     for got, expected in zip(grads, torch.autograd.grad(want, [W1, b1, W2, b2]), strict=True):
         np.testing.assert_allclose(got, expected.numpy(), rtol=1e-10, atol=1e-14)

@@ -1,5 +1,6 @@
 """experiments/binaryconnect_clip_range_sweep.yaml: one run of the sweep (a narrow hard-tanh
-window, another seed) against the same model trained in torch, written in this test."""
+window, another seed) against the same model trained in torch (tests/training_reference.py's
+binaryconnect with the sweep's window)."""
 from __future__ import annotations
 
 import json
@@ -7,35 +8,12 @@ import json
 import numpy as np
 import torch
 from click.testing import CliRunner
-from training_reference import EXPERIMENTS, accuracy, clip_weights, cross_entropy, digits, parts, train
+from training_reference import EXPERIMENTS, binaryconnect, clip_weights, digits, parts, train
 
 from gradcli.cli import cli
 from gradcli.spec import load_spec
 
 SWEEP = EXPERIMENTS / "binaryconnect_clip_range_sweep.yaml"
-
-
-class WindowedSign(torch.autograd.Function):
-    """sign forward; backward dy where |w| <= c (the hard-tanh STE with window c)."""
-
-    @staticmethod
-    def forward(ctx, w, c):
-        ctx.save_for_backward(w)
-        ctx.c = c
-        return torch.sign(w)
-
-    @staticmethod
-    def backward(ctx, dy):
-        (w,) = ctx.saved_tensors
-        return torch.where(w.abs() <= ctx.c, dy, 0.0), None
-
-
-def windowed(c: float):
-    def model(p, x, y):
-        h = torch.relu(x @ WindowedSign.apply(p["W1"], c) * 0.125 + p["b1"])
-        logits = h @ WindowedSign.apply(p["W2"], c) * 0.25 + p["b2"]
-        return cross_entropy(logits, y, 10).mean(), {"accuracy": accuracy(logits, y)}
-    return model
 
 
 def test_a_run_of_the_sweep_trains_as_torch_does(tmp_path):
@@ -50,9 +28,9 @@ def test_a_run_of_the_sweep_trains_as_torch_does(tmp_path):
     weights = {k: np.array(v.value, dtype=np.float64) for k, v in experiment.inputs.items()
                if v.trainable}
     torch.set_num_threads(1)
-    want = train(windowed(0.03), weights, parts(*digits(), 0.25, 3, standardize=True), seed=3,
-                 epochs=3, batch_size=64, optimizer="rmsprop", hyper={"lr": 0.01},
-                 constraints=clip_weights)
+    want = train(binaryconnect("hardtanh", c=0.03), weights,
+                 parts(*digits(), 0.25, 3, standardize=True), seed=3, epochs=3, batch_size=64,
+                 optimizer="rmsprop", hyper={"lr": 0.01}, constraints=clip_weights)
     np.testing.assert_allclose(got["loss"], want["loss"], rtol=1e-7, atol=1e-12)
     assert got["eval_steps"] == want["eval_steps"]
     for part in ("train", "test"):

@@ -1,48 +1,32 @@
 """Independent torch references for the training experiments (tests/test_training_experiments.py).
 
 Written from spec-v2's definitions, never from gradcli's code: the split,
-standardization and epoch order computed with numpy, the straight-through
+standardization, epoch order and schedules of tests/spec_v2.py, the straight-through
 estimators as torch.autograd.Function, tf.compat.v1.train's update rules
-(hyper-parameters as float32 constants cast to float64), spec-v2's schedules
-and evaluation points, and the three models as the specs write them.
+(hyper-parameters as float32 constants cast to float64), spec-v2's evaluation
+points, and the three models as the specs write them.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 import torch
 from sklearn.datasets import load_digits
+from spec_v2 import batches, learning_rate, split, standardized
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 T = torch.float64
 
 
-# ----- spec-v2's data definitions, computed here with numpy -----
-
-def split(n: int, test: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(test rows, training rows): perm[:n_test] and perm[n_test:] of default_rng([seed, 1])."""
-    perm = np.random.default_rng([seed, 1]).permutation(n)
-    n_test = round(test * n)
-    return perm[:n_test], perm[n_test:]
-
+# ----- the data sets, read directly; spec-v2's split and standardization (tests/spec_v2.py) -----
 
 def parts(x: np.ndarray, y: np.ndarray, test: float, seed: int, standardize: bool) -> dict:
     test_rows, train_rows = split(len(x), test, seed)
     x_train, x_test = x[train_rows], x[test_rows]
-    if standardize:  # the training part's mean and std (ddof 0); a constant column is only centred
-        mean, std = x_train.mean(axis=0), x_train.std(axis=0)
-        std = np.where(std == 0, 1.0, std)
-        x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+    if standardize:
+        x_train, x_test = standardized(x_train, x_test)
     return {"train": (x_train, y[train_rows]), "test": (x_test, y[test_rows])}
-
-
-def batches(n_train: int, batch_size: int | None, seed: int, epoch: int):
-    """Epoch `epoch` visits default_rng([seed, 2, epoch]).permutation(n_train) in batches."""
-    order = np.random.default_rng([seed, 2, epoch]).permutation(n_train)
-    size = batch_size or n_train
-    return [order[i:i + size] for i in range(0, n_train, size)]
 
 
 def digits() -> tuple[np.ndarray, np.ndarray]:
@@ -58,34 +42,26 @@ def two_domains() -> tuple[np.ndarray, np.ndarray]:
 
 # ----- the estimators, as a person would write them in torch -----
 
-class SignSTE(torch.autograd.Function):
-    """sign forward; backward dy (identity) or dy where |w| <= 1 (hardtanh)."""
+class STE(torch.autograd.Function):
+    """A straight-through estimator: f forward (torch.sign; torch.round, half to even as
+    tf.round); backward dy (identity, window None) or dy where |x| <= window (hard-tanh)."""
 
     @staticmethod
-    def forward(ctx, w, kind):
-        ctx.save_for_backward(w)
-        ctx.kind = kind
-        return torch.sign(w)
-
-    @staticmethod
-    def backward(ctx, dy):
-        (w,) = ctx.saved_tensors
-        return (dy if ctx.kind == "identity" else torch.where(w.abs() <= 1, dy, 0.0)), None
-
-
-class RoundSTE(torch.autograd.Function):
-    """round half to even forward (torch.round, as tf.round); the same two backwards."""
-
-    @staticmethod
-    def forward(ctx, x, kind):
+    def forward(ctx, x, f, window):
         ctx.save_for_backward(x)
-        ctx.kind = kind
-        return torch.round(x)
+        ctx.window = window
+        return f(x)
 
     @staticmethod
     def backward(ctx, dy):
         (x,) = ctx.saved_tensors
-        return (dy if ctx.kind == "identity" else torch.where(x.abs() <= 1, dy, 0.0)), None
+        return (dy if ctx.window is None else torch.where(x.abs() <= ctx.window, dy, 0.0)), None, None
+
+
+def window(kind: str, c: float = 1.0) -> float | None:
+    """The spec's estimator name as STE's window: identity passes dy everywhere, hardtanh
+    where |x| <= c (the specs' c is 1; the clip-range sweep narrows it)."""
+    return None if kind == "identity" else c
 
 
 class Reverse(torch.autograd.Function):
@@ -117,23 +93,12 @@ def f32(v: float) -> float:
     return float(np.float32(v))
 
 
-def learning_rate(lr: float, schedule: dict | None, t: int) -> float:
-    """spec-v2's schedules at step t."""
-    if not schedule:
-        return lr
-    (kind, p), = schedule.items()
-    if kind == "cosine":
-        return lr * 0.5 * (1 + math.cos(math.pi * min(t, p["steps"]) / p["steps"]))
-    if kind == "step":
-        return lr * p["gamma"] ** math.floor(t / p["every"])
-    return lr * p["gamma"] ** t
-
-
 class Optimizer:
     """sgd, momentum (MomentumOptimizer, not nesterov) and rmsprop (RMSPropOptimizer, momentum 0)."""
 
     def __init__(self, params: dict, name: str, hyper: dict, schedule: dict | None):
-        self.params, self.name, self.hyper, self.schedule = params, name, hyper, schedule
+        self.params, self.name, self.hyper = params, name, hyper
+        self.schedule = next(iter(schedule.items())) if schedule else None  # {kind: params}
         ones = name == "rmsprop"  # RMSProp's mean square starts at ones
         self.slots = {k: torch.ones_like(p) if ones else torch.zeros_like(p) for k, p in params.items()}
 
@@ -198,10 +163,12 @@ def train(model, params: dict, data: dict, *, seed: int, epochs: int, batch_size
 
 # ----- the three models, as the specs write them -----
 
-def binaryconnect(kind: str):
+def binaryconnect(kind: str, c: float = 1.0):
+    c = window(kind, c)
+
     def model(p, x, y):
-        h = torch.relu(x @ SignSTE.apply(p["W1"], kind) * 0.125 + p["b1"])
-        logits = h @ SignSTE.apply(p["W2"], kind) * 0.25 + p["b2"]
+        h = torch.relu(x @ STE.apply(p["W1"], torch.sign, c) * 0.125 + p["b1"])
+        logits = h @ STE.apply(p["W2"], torch.sign, c) * 0.25 + p["b2"]
         return cross_entropy(logits, y, 10).mean(), {"accuracy": accuracy(logits, y)}
     return model
 
@@ -212,8 +179,10 @@ def clip_weights(p):
 
 
 def quantized(kind: str):
+    c = window(kind)
+
     def q(v, lo, hi):  # clip's gradient is dy inside [lo, hi] (bounds included), as tf.clip_by_value
-        return RoundSTE.apply(torch.clamp(v, lo, hi) * 3, kind) / 3
+        return STE.apply(torch.clamp(v, lo, hi) * 3, torch.round, c) / 3
 
     def model(p, x, y):
         h = q(x @ q(p["W1"], -1, 1) * 0.25 + p["b1"], 0, 1)

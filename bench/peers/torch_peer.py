@@ -56,6 +56,12 @@ def mlp_loss(X, W1, b1, W2, labels):
     return F.cross_entropy(torch.tanh(X @ W1 + b1) @ W2, labels)
 
 
+def binaryconnect_loss(X, y, W1, b1, W2, b2):
+    """W7's model: a hidden relu layer on hard-tanh sign weights, cross_entropy on the logits."""
+    h = torch.relu(X @ SignSTE.apply(W1) * 0.125 + b1)
+    return F.cross_entropy(h @ SignSTE.apply(W2) * 0.25 + b2, y)
+
+
 def w3(d, variant=None) -> Case:
     labels = torch.as_tensor(d["labels"])
     f = lambda X, W1, b1, W2: mlp_loss(X, W1, b1, W2, labels)  # noqa: E731
@@ -112,10 +118,6 @@ def w7(d, variant=None) -> Case:
     lr, rho, eps = (float(np.float32(v)) for v in (d["lr"], 0.9, 1e-10))
     orders = [torch.as_tensor(epoch_order(len(y), d["seed"], e)) for e in range(d["epochs"])]
 
-    def loss_of(X, y, W1, b1, W2, b2):
-        h = torch.relu(X @ SignSTE.apply(W1) * 0.125 + b1)
-        return F.cross_entropy(h @ SignSTE.apply(W2) * 0.25 + b2, y)
-
     def reset():
         with torch.no_grad():
             for p, k in zip(params, ("W1", "b1", "W2", "b2"), strict=True):
@@ -127,7 +129,7 @@ def w7(d, variant=None) -> Case:
             for rows in torch.split(order, d["batch"]):
                 for p in params:
                     p.grad = None
-                loss_of(X[rows], y[rows], *params).backward()
+                binaryconnect_loss(X[rows], y[rows], *params).backward()
                 with torch.no_grad():
                     for p, m in zip(params, ms, strict=True):
                         g = p.grad
@@ -136,7 +138,7 @@ def w7(d, variant=None) -> Case:
                     params[0].clamp_(-1, 1)
                     params[2].clamp_(-1, 1)
         with torch.no_grad():
-            final = loss_of(X, y, *params)
+            final = binaryconnect_loss(X, y, *params)
         return [*(p.detach().clone() for p in params), final]
 
     return Case(run, reset=reset)

@@ -75,14 +75,15 @@ def check_keys(node: Map, key: str, section: Section, noun: str | None = None) -
             raise fail(node, key, f"missing the required key {name!r}")
 
 
-def expect_one_key(node: Map, key: str, section: Section, noun: str) -> tuple[str, YNode]:
-    """(name, value) of a mapping that takes exactly one of `section`'s keys (clip, schedule)."""
-    check_keys(node, key, section)
-    if len(node.items) != 1:
-        raise fail(node, key, f"{noun} takes exactly one of {', '.join(section.keys)}, got "
-                              f"{len(node.items)}")
-    name, (_, value) = next(iter(node.items.items()))
-    return name, value
+def only_key(node: Map, key: str, keys: tuple[str, ...], lead: str) -> tuple[str, YNode]:
+    """(name, value) of the one of `keys` that a mapping holds; other keys may stand beside it
+    (check_keys refuses unknown ones). `lead` starts the error: 'clip takes', 'an input
+    mapping needs'."""
+    given = [name for name in keys if name in node.items]
+    if len(given) != 1:
+        raise fail(node, key, f"{lead} exactly one of {', '.join(keys)}; got "
+                              f"{', '.join(given) or 'none'}")
+    return given[0], node.items[given[0]][1]
 
 
 def expect_map(node: YNode | None, key: str, what: str = "a mapping") -> Map:

@@ -24,6 +24,7 @@ from gradcli.spec.fields import (
     expect_number,
     expect_str,
     fail,
+    only_key,
     optional,
     sub,
 )
@@ -48,12 +49,7 @@ class InputBuilder:
             self.count(value.size, node, key)
             return InputSpec(name, value, value.dtype.kind == "f", loc)
         check_keys(node, key, INPUT, noun="initializer")
-        given = [s for s in SOURCES if s in node.items]
-        if len(given) != 1:
-            found = f"got {', '.join(given)}" if given else "got none"
-            raise fail(node, key, f"an input mapping needs exactly one of {', '.join(SOURCES)}; "
-                                  f"{found}")
-        source = given[0]
+        source, _ = only_key(node, key, SOURCES, "an input mapping needs")
         if "key" in node.items and source != "load":
             raise fail(node.key_mark("key"), sub(key, "key"), "'key' only goes with 'load'")
         dtype_node = optional(node, "dtype")

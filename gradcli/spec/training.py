@@ -20,9 +20,9 @@ from gradcli.spec.fields import (
     expect_map,
     expect_name,
     expect_number,
-    expect_one_key,
     fail,
     number_value,
+    only_key,
     optional,
     sub,
 )
@@ -125,7 +125,8 @@ def _expression_scope(inputs: dict, names: Names | None, functions: dict | None)
 def _schedule(node: YNode) -> ScheduleSpec:
     key = "train.schedule"
     schedule = expect_map(node, key, "a mapping such as {cosine: {steps: 100}}")
-    kind, value = expect_one_key(schedule, key, SCHEDULE, "schedule")
+    check_keys(schedule, key, SCHEDULE)
+    kind, value = only_key(schedule, key, SCHEDULE.keys, "schedule takes")
     kkey = sub(key, kind)
     section = next(s for s in SCHEDULE_KINDS if s.path == kkey)
     params_node = expect_map(value, kkey, f"a mapping of {', '.join(SCHEDULES[kind])}")
@@ -219,7 +220,8 @@ def _optimizer(node: YNode | None) -> tuple[str, dict]:
 def _clip(node: YNode) -> ClipSpec:
     key = "train.clip"
     clip = expect_map(node, key, "a mapping {norm: N}, {global_norm: N} or {value: [lo, hi]}")
-    kind, value = expect_one_key(clip, key, CLIP, "clip")
+    check_keys(clip, key, CLIP)
+    kind, value = only_key(clip, key, CLIP.keys, "clip takes")
     if kind != "value":
         return ClipSpec(kind, expect_number(value, sub(key, kind), positive=True))
     pair = expect_list(value, sub(key, kind), "[lo, hi]")

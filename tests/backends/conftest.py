@@ -2,21 +2,11 @@
 core included), skipped only when absent."""
 from __future__ import annotations
 
-import pytest
-
-from gradcli import backends
-
-FRAMEWORKS = ("torch", "jax", "tensorflow")
-BACKENDS = ("numpy",) + FRAMEWORKS
-
-
-def _param(name: str):
-    ok, detail = backends.availability(name)
-    return pytest.param(name, id=name, marks=pytest.mark.skipif(not ok, reason=detail))
+from available import BACKENDS, FRAMEWORKS, backend_params
 
 
 def pytest_generate_tests(metafunc):
     if "framework" in metafunc.fixturenames:
-        metafunc.parametrize("framework", [_param(n) for n in FRAMEWORKS])
+        metafunc.parametrize("framework", backend_params(FRAMEWORKS))
     if "backend" in metafunc.fixturenames:
-        metafunc.parametrize("backend", [_param(n) for n in BACKENDS])
+        metafunc.parametrize("backend", backend_params(BACKENDS))

@@ -1,54 +1,24 @@
 """Training on data end to end, as a user sees it: `run --format json|csv|markdown|table`,
-`compare` and `plot train` on a logistic regression over experiments/data/two_blobs.csv.
+`compare` and `plot train` on a logistic regression over experiments/data/two_blobs.csv
+(the spec: tests/blobs_fixture.py).
 
-The oracle is numpy written here from spec-v2's definitions (split, standardize, epoch order,
-batches, sgd, metrics at the evaluation points, the final loss on the whole training part).
+The oracle is numpy: spec-v2's split, standardization and epoch order (tests/spec_v2.py), then
+sgd on the logistic loss written here, the metrics at the evaluation points and the final loss
+on the whole training part.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from blobs_fixture import CSV, blobs_spec
 from click.testing import CliRunner
+from spec_v2 import batches, split, standardized
 
 from gradcli.cli import cli
-
-ROOT = Path(__file__).parent.parent.parent
-CSV = ROOT / "experiments" / "data" / "two_blobs.csv"
-SPEC = """name: blobs-train
-seed: SEED
-data:
-  load: CSVPATH
-  features: X
-  labels: y
-  test: 0.2
-  standardize: true
-inputs:
-  w: [0.5, -0.25]
-  b: 0.1
-let:
-  z: matmul(X, w) + b
-outputs:
-  loss: mean(softplus(z) - cast(y, dtype(z)) * z)
-train:
-  loss: loss
-  optimizer: {name: sgd, lr: 0.5}
-  batch_size: 10
-  epochs: 4
-  metrics:
-    accuracy: mean(cast(cast(z > 0, dtype(y)) == y, dtype(z)))
-"""
-
-
-def spec(tmp_path, seed=0, name="blobs.yaml"):
-    path = tmp_path / name
-    (tmp_path / CSV.name).write_bytes(CSV.read_bytes())  # load: is relative to the spec
-    path.write_text(SPEC.replace("SEED", str(seed)).replace("CSVPATH", CSV.name))
-    return path
 
 
 def invoke(*args):
@@ -60,12 +30,9 @@ def oracle(seed=0, lr=0.5, batch=10, epochs=4):
     raw = np.genfromtxt(CSV, delimiter=",", names=True, dtype=None, encoding="utf-8")
     x = np.column_stack([raw["x1"], raw["x2"]]).astype(np.float64)
     y = np.searchsorted(np.unique(raw["color"]), raw["color"])
-    perm = np.random.default_rng([seed, 1]).permutation(len(y))
-    n_test = round(0.2 * len(y))
-    xs, ys = {"test": x[perm[:n_test]], "train": x[perm[n_test:]]}, {"test": y[perm[:n_test]],
-                                                                        "train": y[perm[n_test:]]}
-    mean, std = xs["train"].mean(axis=0), xs["train"].std(axis=0)
-    xs = {k: (v - mean) / std for k, v in xs.items()}
+    test, train = split(len(y), 0.2, seed)
+    xs, ys = dict(zip(("train", "test"), standardized(x[train], x[test]))), {"test": y[test],
+                                                                            "train": y[train]}
     w, b = np.array([0.5, -0.25]), 0.1
 
     def loss(xb, yb):
@@ -77,9 +44,7 @@ def oracle(seed=0, lr=0.5, batch=10, epochs=4):
 
     losses, evals, acc = [], [0], {p: [accuracy(p)] for p in ("train", "test")}
     for epoch in range(epochs):
-        order = np.random.default_rng([seed, 2, epoch]).permutation(len(ys["train"]))
-        for start in range(0, len(order), batch):
-            rows = order[start:start + batch]
+        for rows in batches(len(ys["train"]), batch, seed, epoch):
             xb, yb = xs["train"][rows], ys["train"][rows]
             losses.append(loss(xb, yb))
             dz = (1 / (1 + np.exp(-(xb @ w + b))) - yb) / len(yb)
@@ -92,7 +57,7 @@ def oracle(seed=0, lr=0.5, batch=10, epochs=4):
 
 
 def test_run_json_train_matches_numpy(tmp_path):
-    result = invoke("run", spec(tmp_path), "--no-numeric", "--format", "json")
+    result = invoke("run", blobs_spec(tmp_path), "--no-numeric", "--format", "json")
     assert result.exit_code == 0, result.output
     train, want = json.loads(result.stdout)["train"], oracle()
     assert train["steps"] == 12 and train["epochs"] == 4  # ceil(24 / 10) = 3 steps an epoch
@@ -106,7 +71,7 @@ def test_run_json_train_matches_numpy(tmp_path):
 
 
 def test_run_csv_and_markdown_carry_the_evaluations(tmp_path):
-    path, want = spec(tmp_path), oracle()
+    path, want = blobs_spec(tmp_path), oracle()
     result = invoke("run", path, "--no-numeric", "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = [r for r in csv.DictReader(io.StringIO(result.stdout)) if r["section"] == "train"]
@@ -123,7 +88,7 @@ def test_run_csv_and_markdown_carry_the_evaluations(tmp_path):
 
 
 def test_run_table_has_a_row_per_epoch(tmp_path):
-    result = invoke("run", spec(tmp_path), "--no-numeric")
+    result = invoke("run", blobs_spec(tmp_path), "--no-numeric")
     assert result.exit_code == 0, result.output
     want = oracle()
     lines = [line for line in result.stdout.splitlines() if line.startswith("│")]
@@ -136,7 +101,7 @@ def test_run_table_has_a_row_per_epoch(tmp_path):
 
 
 def test_compare_two_seeds_side_by_side(tmp_path):
-    a, b = spec(tmp_path, 0, "a.yaml"), spec(tmp_path, 3, "b.yaml")
+    a, b = blobs_spec(tmp_path, 0, "a.yaml"), blobs_spec(tmp_path, 3, "b.yaml")
     result = invoke("compare", a, b, "--format", "json")
     assert result.exit_code == 0, result.output
     curves = json.loads(result.stdout)["curves"]
@@ -176,7 +141,7 @@ def test_plot_train_draws_the_metric_at_each_epoch(tmp_path, monkeypatch):
         drawn["fig"] = fig = figure(title, runs, units)
         return fig
     monkeypatch.setattr(module, "train_figure", keep)
-    result = invoke("plot", "train", spec(tmp_path), "--output", tmp_path / "t.png")
+    result = invoke("plot", "train", blobs_spec(tmp_path), "--output", tmp_path / "t.png")
     assert result.exit_code == 0, result.output
     want = oracle()
     _, acc = drawn["fig"].axes
@@ -210,7 +175,7 @@ def leaves(value):
 def test_csv_holds_every_number_and_string_of_the_json(tmp_path, stops):
     from collections import Counter
 
-    path = spec(tmp_path)
+    path = blobs_spec(tmp_path)
     if stops:  # b grows until exp(b) overflows: a stopped run with a birth record
         path.write_text(path.read_text().replace("* z)\n", "* z) - exp(b)\n"))
     doc = json.loads(invoke("run", path, "--format", "json").stdout)

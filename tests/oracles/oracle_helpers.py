@@ -11,21 +11,11 @@ import os
 import numpy as np
 import pytest
 
-from gradcli import backends, runner
+from gradcli import runner
 from gradcli.spec import load_spec_text
 
-BACKENDS = ("numpy", "torch", "jax", "tensorflow")
 # Two float64 kernels for the same function (numpy's and a framework's) may differ by a few ulps.
 RTOL, ATOL = 1e-9, 1e-12
-
-
-def backend_params() -> list:
-    """One pytest parameter per backend, skipped only when its framework is not installed."""
-    params = []
-    for name in BACKENDS:
-        ok, detail = backends.availability(name)
-        params.append(pytest.param(name, id=name, marks=pytest.mark.skipif(not ok, reason=detail)))
-    return params
 
 
 def run_spec(text: str, backend: str, *, numeric: bool = False):

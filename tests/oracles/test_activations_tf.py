@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from oracle_helpers import backend_params, check, mismatch, run_spec, tensorflow
+from available import backend_params
+from oracle_helpers import check, mismatch, run_spec, tensorflow
 
 import gradcli as gc
 

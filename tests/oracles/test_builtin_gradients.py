@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from available import backend_params
 from click.testing import CliRunner
-from oracle_helpers import backend_params, literal, run_spec, tensorflow
+from oracle_helpers import literal, run_spec, tensorflow
 
 import gradcli as gc
 from gradcli.cli import cli

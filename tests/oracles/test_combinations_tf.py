@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 import tf_graph
-from oracle_helpers import backend_params, check, literal, mismatch, run_spec
+from available import backend_params
+from oracle_helpers import check, literal, mismatch, run_spec
 from tf_graph import HARDTANH, IDENTITY, ZERO, register, tf
 
 from gradcli.record import record

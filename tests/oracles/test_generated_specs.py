@@ -10,9 +10,10 @@ import os
 
 import numpy as np
 import pytest
+from available import backend_params
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from oracle_helpers import backend_params, check, literal, mismatch, run_spec, tensorflow
+from oracle_helpers import check, literal, mismatch, run_spec, tensorflow
 
 from gradcli.errors import GradcliError
 

@@ -15,7 +15,8 @@ import types
 
 import numpy as np
 import pytest
-from oracle_helpers import backend_params, check, literal, mismatch, run_spec, tensorflow
+from available import backend_params
+from oracle_helpers import check, literal, mismatch, run_spec, tensorflow
 
 from gradcli.opset import OPERATORS, OPS
 

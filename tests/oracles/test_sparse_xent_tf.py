@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle_helpers import backend_params, check, literal, mismatch, run_spec, tensorflow
+from available import backend_params
+from oracle_helpers import check, literal, mismatch, run_spec, tensorflow
 
 from gradcli.errors import SpecError
 

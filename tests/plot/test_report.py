@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from blobs_fixture import blobs_spec
 from click.testing import CliRunner
 from sweep_fixture import write_sweep
 
@@ -288,24 +289,7 @@ def test_in_the_browser_a_sweep_named_script_runs_nothing(tmp_path, real_browser
 def test_the_training_figure_has_every_metric_on_both_parts(tmp_path):
     """A spec trained on data with a metric: the report's training figure draws the loss and
     the metric on the training and the test part (plot.train.record_series)."""
-    shutil.copy(ROOT / "experiments" / "data" / "two_blobs.csv", tmp_path / "two_blobs.csv")
-    spec = tmp_path / "blobs.yaml"
-    spec.write_text("""name: blobs-train
-seed: 0
-data: {load: two_blobs.csv, features: X, labels: y, test: 0.2, standardize: true}
-inputs: {w: [0.5, -0.25], b: 0.1}
-let:
-  z: matmul(X, w) + b
-outputs:
-  loss: mean(softplus(z) - cast(y, dtype(z)) * z)
-train:
-  loss: loss
-  optimizer: {name: sgd, lr: 0.5}
-  batch_size: 10
-  epochs: 4
-  metrics:
-    accuracy: mean(cast(cast(z > 0, dtype(y)) == y, dtype(z)))
-""")
+    spec = blobs_spec(tmp_path)
     code, err, page = write_report(tmp_path, spec)
     assert code == 0, err
     assert "training loss and metrics per step on numpy" in page

@@ -208,16 +208,17 @@ CASES = {
         "tf.train turns hyper-parameters into float32 tensors"),
     "clip two kinds": (
         BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n  clip: {norm: 1, value: [0, 1]}\n",
-        "spec.yaml:10:9: train.clip: clip takes exactly one of norm, global_norm, value, got 2"),
+        "spec.yaml:10:9: train.clip: clip takes exactly one of norm, global_norm, value; got norm, "
+        "value"),
     "schedule two kinds": (
         BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n"
         "  schedule: {cosine: {steps: 5}, step: {every: 2, rate: 0.5}}\n",
-        "spec.yaml:10:13: train.schedule: schedule takes exactly one of cosine, step, exponential, "
-        "got 2"),
+        "spec.yaml:10:13: train.schedule: schedule takes exactly one of cosine, step, exponential; "
+        "got cosine, step"),
     "schedule none": (
         BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n  schedule: {}\n",
-        "spec.yaml:10:13: train.schedule: schedule takes exactly one of cosine, step, exponential, "
-        "got 0"),
+        "spec.yaml:10:13: train.schedule: schedule takes exactly one of cosine, step, exponential; "
+        "got none"),
     "clip bounds": (
         BASE + "train:\n  optimizer: {name: sgd, lr: 1}\n  clip: {value: [1, -1]}\n",
         "spec.yaml:10:17: train.clip.value: clip value needs lo < hi, got [1, -1]"),

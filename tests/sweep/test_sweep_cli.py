@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from blobs_fixture import blobs_spec
 from click.testing import CliRunner
 
 from gradcli.cli import cli
@@ -245,21 +246,7 @@ def test_table_shows_each_group_and_its_gradient_statistics(tmp_path):
     assert "0.5 " in text and "1.5 " in text and " ± " in text
 
 
-METRICS = """\
-name: blobs-metrics
-data: {load: two_blobs.csv, features: X, labels: y, test: 0.2, standardize: true}
-inputs: {w: [0.5, -0.25], b: 0.1}
-let:
-  z: matmul(X, w) + b
-outputs:
-  loss: mean(softplus(z) - cast(y, dtype(z)) * z)
-train:
-  loss: loss
-  optimizer: {name: sgd, lr: 0.5}
-  batch_size: 8
-  epochs: 2
-  metrics:
-    accuracy: mean(cast((z > 0) == (y == 1), dtype(z)))
+METRICS_SWEEP = """\
 sweep:
   train.optimizer.lr: [0.1, 0.5]
   seed: [0, 1, 2]
@@ -267,9 +254,8 @@ sweep:
 
 
 def test_data_and_metrics_give_the_final_metric_columns(tmp_path):
-    (tmp_path / "two_blobs.csv").write_bytes((ROOT / "experiments/data/two_blobs.csv").read_bytes())
     out = tmp_path / "out"
-    result = invoke(spec(tmp_path, METRICS, "m.yaml"), "--jobs", 2, "--out", out, "--format",
+    result = invoke(blobs_spec(tmp_path, extra=METRICS_SWEEP), "--jobs", 2, "--out", out, "--format",
                     "json")
     assert result.exit_code == 0, result.stderr
     runs = run_files(out)

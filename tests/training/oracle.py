@@ -1,13 +1,12 @@
 """References for the training tests that share nothing with gradcli: spec-v2's split,
-standardization and batch order computed here with numpy, and training done by
+standardization, batch order and schedules (tests/spec_v2.py), and training done by
 tf.compat.v1.train's optimizers (eager, with a float32 learning-rate variable fed each step's
 scheduled rate) on gradients from tf.GradientTape."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import tensorflow as tf
+from spec_v2 import batches, learning_rate, split, standardized
 
 SEED = 7
 N, K, CLASSES = 23, 3, 3
@@ -26,35 +25,17 @@ def dataset() -> tuple[np.ndarray, np.ndarray]:
 def parts(test: float = 0.25, standardize: bool = True, seed: int = SEED):
     """(x_train, y_train, x_test, y_test) by spec-v2's definitions."""
     x, y = dataset()
-    perm = np.random.default_rng([seed, 1]).permutation(N)
-    n_test = round(test * N)
-    te, tr = perm[:n_test], perm[n_test:]
+    te, tr = split(N, test, seed)
     xtr, xte = x[tr], x[te]
     if standardize:
-        mean, std = xtr.mean(axis=0), xtr.std(axis=0)
-        std = np.where(std == 0, 1.0, std)
-        xtr, xte = (xtr - mean) / std, (xte - mean) / std
+        xtr, xte = standardized(xtr, xte)
     return xtr, y[tr], xte, y[te]
 
 
 def batch_rows(n_train: int, batch_size: int, epochs: int, seed: int = SEED, cap=None) -> list:
     """The row indices of every step's batch, epoch after epoch, capped at `cap` steps."""
-    out = []
-    for e in range(epochs):
-        order = np.random.default_rng([seed, 2, e]).permutation(n_train)
-        out += [order[i:i + batch_size] for i in range(0, n_train, batch_size)]
+    out = [rows for e in range(epochs) for rows in batches(n_train, batch_size, seed, e)]
     return out[:cap] if cap is not None else out
-
-
-def schedule_lr(lr: float, schedule, t: int) -> float:
-    if schedule is None:
-        return lr
-    kind, p = schedule
-    if kind == "cosine":
-        return lr * 0.5 * (1 + math.cos(math.pi * min(t, p["steps"]) / p["steps"]))
-    if kind == "step":
-        return lr * p["gamma"] ** math.floor(t / p["every"])
-    return lr * p["gamma"] ** t
 
 
 def tf_optimizer(name: str, lr_var, hyper: dict):
@@ -108,7 +89,7 @@ def tf_train(name: str, lr: float, hyper: dict, schedule, rows: list, data, *,
         if clip_global is not None:
             grads, _ = tf.clip_by_global_norm(grads, clip_global)
         losses.append(float(loss))
-        lr_var.assign(np.float32(schedule_lr(lr, schedule, t)))
+        lr_var.assign(np.float32(learning_rate(lr, schedule, t)))
         opt.apply_gradients(zip(grads, [w, b]))
         if constraint is not None:
             w.assign(constraint(w))
