@@ -13,6 +13,28 @@ from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, sp
 from .render_train import shown_steps, train_json
 
 
+def write_comparisons(comparisons: list, tolerance: float | None, fmt: str, out,
+                      output: str | None, specs) -> None:
+    """compare's output in fmt: tables on the console out, or everything as text on stdout
+    or in --output's file (tables as plain text), through output.deliver as run's."""
+    from . import output as outputs
+
+    if fmt == "table" and output is None:
+        for part in comparison_renderables(comparisons, tolerance):
+            out.print(part)
+        return
+    if fmt == "json":
+        text = comparison_json(comparisons, tolerance) + "\n"
+    elif fmt in ("csv", "markdown"):
+        from . import render_compare_formats as formats
+
+        write = formats.comparison_csv if fmt == "csv" else formats.comparison_markdown
+        text = write(comparisons, tolerance)
+    else:
+        text = outputs.plain_text(comparison_renderables(comparisons, tolerance))
+    outputs.deliver(text, output, specs, [r.experiment for c in comparisons for r in c.results])
+
+
 def comparison_json(comparisons: list, tolerance: float | None) -> str:
     """compare --format json: the runs, each gradient row and each training quantity. Several
     specs compared across backends give one such document per spec, under "comparisons"."""
