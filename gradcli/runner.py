@@ -239,7 +239,7 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
             for name, expected in row.items():
                 got = getattr(result.gradients[out][name], kind)
                 compare(f"{key}.{out}.{name}", expected, got)
-    if expect.train_params or expect.train_loss is not None:
+    if expect.train_params or expect.train_loss is not None or expect.train_final:
         if result.train is None:
             failures.append("train: expected training results, but the spec has no train block")
         else:
@@ -247,6 +247,15 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
                 compare(f"train.params.{name}", expected, result.train.final.get(name))
             if expect.train_loss is not None:
                 compare("train.loss", expect.train_loss, result.train.loss)
+            for quantity, expected in expect.train_final.items():
+                metric, _, part = quantity.partition(".")
+                got = (result.train.final_loss if quantity == "loss"
+                       else result.train.final_metrics.get(metric, {}).get(part))
+                if got is None:  # a test value without a test part (data.test: 0 or no data)
+                    failures.append(f"train.final.{quantity}: expected {expected:.6g}, got none"
+                                    + (" (the run has no test part)" if part == "test" else ""))
+                else:
+                    compare(f"train.final.{quantity}", expected, got)
     return ExpectOutcome(not failures, failures)
 
 
