@@ -66,6 +66,7 @@ class Result:
     warnings: list = Factory(list)
     conventions: list = Factory(list)  # where the backend's framework differs
     nonfinite: list = Factory(list)    # [Nonfinite]: where each NaN or infinity was born
+    numeric_seeds: dict = Factory(dict)  # {output: {input: seed or None}}, as the backend reported
 
     @property
     def exit_code(self) -> int:
@@ -109,6 +110,7 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
             summary[out][name] = summarize(over, true[out][name], num, kind, seed)
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
+    result.numeric_seeds = {o: dict(row) for o, row in program.numeric_seeds.items()} if numeric else {}
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
     result.warnings += run_warnings(experiment)  # overrides a boolean/integer path cuts off
