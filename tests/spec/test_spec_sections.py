@@ -21,8 +21,8 @@ SCHEDULE_PARAMS = {"cosine": {"steps": 10}, "step": {"every": 2, "gamma": 0.5},
 
 def example(path: str = "") -> dict:
     """The spec-v1 example, with override_map in its list form, a data section, a metric
-    expected at the end (expect.train.final) and a learning-rate schedule (of the kind `path` names, when it names one), so every section is
-    present."""
+    expected at the end (expect.train.final) and a learning-rate schedule (of the kind `path`
+    names, when it names one), so every section is present."""
     doc = yaml.safe_load(SPEC_V1_EXAMPLE)
     doc["override_map"] = [{"op": "sign", "gradient": "QuantizeGrad"}]
     doc["data"] = {"load": {"dataset": "iris"}, "features": "dx", "labels": "dy", "test": 0.2}
