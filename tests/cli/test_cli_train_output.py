@@ -295,15 +295,31 @@ def test_compare_tables_put_the_curves_and_final_values_side_by_side():
     assert acc[:7] == [["step", "a", "b"], ["0", "0.25", "0.5"], ["3", "0.5", "0.625"],
                        ["4", "", "0.75"], ["6", "0.75", ""], ["7", "0.875", ""],
                        ["final", "0.875", "0.75"]]
-    start = text.index("accuracy (test) side by side")
+    start = text.index("accuracy (test) side by side")  # only a has it: its last row is final
     assert rows(text[start:])[1:6] == [["0", "0", ""], ["3", "0.5", ""], ["6", "0.5", ""],
-                                       ["7", "1", ""], ["final", "1", ""]]
+                                       ["7 (final)", "1", ""], ["", "a", "b"]]
     start = text.index("training results side by side")
     assert rows(text[start:]) == [["", "a", "b"], ["steps", "7", "4"], ["epochs", "3", "2"],
                                   ["final loss", "0.8125", "0.25"],
                                   ["accuracy (train)", "0.875", "0.75"],
                                   ["accuracy (test)", "1", ""],
                                   ["stopped", "no", "step 4: non-finite loss"]]
+
+
+def test_compare_shows_a_last_evaluation_that_is_every_runs_final_once():
+    from gradcli.render_compare import comparison_renderables
+
+    other = record(metrics={"accuracy": {"train": [0.125, 0.25, 0.5, 0.625],
+                                         "test": [0.5, 0.5, 1.0, 0.5]}},
+                   final_metrics={"accuracy": {"train": 0.625, "test": 0.5}})
+    c = comparison.comparison([result(record()), result(other)], ["a", "b"], None)
+    text = "".join(text_of(p) for p in comparison_renderables([c], None))
+    start = text.index("accuracy (train) side by side")
+    assert rows(text[start:])[:6] == [["step", "a", "b"], ["0", "0.25", "0.125"],
+                                      ["3", "0.5", "0.25"], ["6", "0.75", "0.5"],
+                                      ["7 (final)", "0.875", "0.625"], ["step", "a", "b"]]
+    loss = rows(text[text.index("training loss side by side"):])  # the loss: before each step
+    assert loss[8] == ["final", "0.8125", "0.8125"]
 
 
 def test_the_progress_bar_is_drawn_only_on_a_terminal():
