@@ -175,9 +175,12 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
                    "first column by more than this (NaN against a number always differs).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table for people; json, markdown or csv (all built from the JSON document) for tools.")
+@click.option("--output", default=None, metavar="FILE", callback=outputs.checked_option,
+              help="As for run: write the output to this file instead of stdout (tables as "
+                   "plain text), replaced atomically; checked before anything runs.")
 @max_memory
 @reports_errors
-def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
+def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> None:
     """Put the overridden gradients and training of several SPECs (or backends) side by side.
 
     Without --backends the SPECs are compared with each other, the first the
@@ -209,16 +212,7 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
                    for group in groups]
     from . import render_compare as layout
 
-    if fmt == "json":
-        outputs.write_stdout(layout.comparison_json(comparisons, tolerance) + "\n")
-    elif fmt in ("csv", "markdown"):
-        from . import render_compare_formats as formats
-
-        write = formats.comparison_csv if fmt == "csv" else formats.comparison_markdown
-        outputs.write_stdout(write(comparisons, tolerance))
-    else:
-        for part in layout.comparison_renderables(comparisons, tolerance):
-            out.print(part)
+    layout.write_comparisons(comparisons, tolerance, fmt, out, output, specs)
     raise SystemExit(0 if all(c.ok for c in comparisons) else 1)
 
 

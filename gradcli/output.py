@@ -77,6 +77,8 @@ def _open_fifo(shown: str, target: Path) -> None:
     would hang once the whole run is done. Kept open, so the reader sees no early EOF."""
     import time
 
+    if target in _fifos:  # checked once already (--output's option check, then the write)
+        return
     deadline = time.monotonic() + FIFO_GRACE
     while True:
         try:
@@ -175,6 +177,43 @@ def _umask() -> int:
     mask = os.umask(0o022)  # the only way to read it is to set it
     os.umask(mask)
     return mask
+
+
+def checked_option(ctx, param, value: str | None) -> str | None:
+    """--output's click callback: a target that cannot be written is refused before anything
+    runs. The specs are not known yet (click reads arguments after options): deliver()
+    checks against them before it writes."""
+    if value is not None:
+        try:
+            prepare(value)
+        except OutputError as exc:
+            import click
+
+            raise click.UsageError(str(exc)) from None
+    return value
+
+
+def plain_text(renderables) -> str:
+    """Tables as --output writes them: plain text, no colour codes, as wide as they need."""
+    from .cli_common import file_console
+
+    console = file_console()
+    for part in renderables:
+        console.print(part)
+    return console.file.getvalue()
+
+
+def deliver(text: str, output: str | None, specs=(), experiments=()) -> None:
+    """A command's whole output on stdout, or in the --output file. The file is refused if
+    it is one of the specs or a file they load, and written atomically (nothing is written
+    when anything before this failed)."""
+    if output is None:
+        write_stdout(text)
+        return
+    target = prepare(output, specs)
+    for experiment in experiments:
+        refuse_read_files(output, experiment)
+    write_file(target, text, output)
 
 
 def write_stdout(text: str) -> None:

@@ -69,6 +69,10 @@ def to_json(result) -> dict:
                           for i, r in row.items()} for o, row in result.gradients.items()},
         "summary": {o: {i: {k: jsonable(getattr(s, k)) for k in s._fields}
                         for i, s in row.items()} for o, row in result.summary.items()},
+        # the seed of each directional numeric check's directions (fd.random_directions), null
+        # where the check was full or skipped: what the backend reported, for reproducing it
+        "numeric_seeds": {o: {i: result.numeric_seeds.get(o, {}).get(i) for i in row}
+                          for o, row in result.gradients.items()},
         "overrides": [{"op": e.op, "gradient": e.gradient, "scope": list(e.scope) if e.scope else None,
                        "matched_ops": n} for e, n in result.overrides],
         "warnings": list(result.warnings),

@@ -13,6 +13,28 @@ from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, sp
 from .render_train import shown_steps, train_json
 
 
+def write_comparisons(comparisons: list, tolerance: float | None, fmt: str, out,
+                      output: str | None, specs) -> None:
+    """compare's output in fmt: tables on the console out, or everything as text on stdout
+    or in --output's file (tables as plain text), through output.deliver as run's."""
+    from . import output as outputs
+
+    if fmt == "table" and output is None:
+        for part in comparison_renderables(comparisons, tolerance):
+            out.print(part)
+        return
+    if fmt == "json":
+        text = comparison_json(comparisons, tolerance) + "\n"
+    elif fmt in ("csv", "markdown"):
+        from . import render_compare_formats as formats
+
+        write = formats.comparison_csv if fmt == "csv" else formats.comparison_markdown
+        text = write(comparisons, tolerance)
+    else:
+        text = outputs.plain_text(comparison_renderables(comparisons, tolerance))
+    outputs.deliver(text, output, specs, [r.experiment for c in comparisons for r in c.results])
+
+
 def comparison_json(comparisons: list, tolerance: float | None) -> str:
     """compare --format json: the runs, each gradient row and each training quantity. Several
     specs compared across backends give one such document per spec, under "comparisons"."""
@@ -157,21 +179,36 @@ def curve_tables(labels: list[str], results) -> list:
 
         tables.append(_curve_table(f"{metric} ({part}) side by side", note, trained, shown, at,
                                    lambda t, metric=metric, part=part:
-                                   t.final_metrics.get(metric, {}).get(part, "")))
+                                   t.final_metrics.get(metric, {}).get(part, ""),
+                                   _final_step(trained, metric, part, steps)))
     tables.append(final_table(trained))
     return tables
 
 
-def _curve_table(title: str, note: str, trained: list, steps: list, value_at, final) -> Table:
+def _final_step(trained: list, metric: str, part: str, steps: list) -> int | None:
+    """The last row's step when it holds every run's final value of metric (part): each run
+    with it evaluated last after its last step, all at that step. Else None."""
+    having = [t for _, t in trained if part in t.metrics.get(metric, {})]
+    if not steps or not all(t.eval_steps and t.eval_steps[-1] == steps[-1] >= len(t.loss)
+                            for t in having):
+        return None
+    return steps[-1]
+
+
+def _curve_table(title: str, note: str, trained: list, steps: list, value_at, final,
+                 final_step: int | None = None) -> Table:
     """Rows at the given steps, a column per run, then the final row; the note says which
-    steps a long run shows."""
+    steps a long run shows. When the last row is the final values of every run (final_step),
+    it is the final row ("75 (final)"), shown once."""
     table = _table(title + (f" (shown: {note})" if note else ""))
     table.add_column("step", justify="right")
     for label, _ in trained:
         table.add_column(spec_text(label), justify="right")
     for step in steps:
-        table.add_row(str(step), *(_cell(value_at(t, step)) for _, t in trained))
-    table.add_row("final", *(_cell(final(t)) for _, t in trained))
+        shown = f"{step} (final)" if step == final_step else str(step)
+        table.add_row(shown, *(_cell(value_at(t, step)) for _, t in trained))
+    if final_step is None:
+        table.add_row("final", *(_cell(final(t)) for _, t in trained))
     return table
 
 

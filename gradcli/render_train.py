@@ -104,9 +104,9 @@ class TrainLayout(NamedTuple):
 
 def train_layout(result) -> TrainLayout:
     """The run's training: per evaluation point (step, epoch, loss, each metric on train and
-    test) then the final row; without metrics the loss per step (and small models' parameters).
-    A long run is thinned (shown_steps) and its title says how; a stopped run says where and why
-    (`stopped`)."""
+    test) then the final row (the last evaluation's, when it came after the last step); without
+    metrics the loss per step (and small models' parameters). A long run is thinned
+    (shown_steps) and its title says how; a stopped run says where and why (`stopped`)."""
     from .render import _brief, number_text
 
     t, exp = result.train, result.experiment
@@ -119,11 +119,16 @@ def train_layout(result) -> TrainLayout:
         return [] if per_epoch is None else [epoch_text(step, per_epoch)]
 
     rows = []
+    # An evaluation after the last step holds the final values already: its row is the final
+    # row ("12 (final)"), not a copy of it. A stopped run's last row holds the batch loss of
+    # the step that stopped it, which is not the final loss: both rows stay.
+    merged = bool(metrics) and bool(t.eval_steps) and t.eval_steps[-1] >= len(t.loss)
     if metrics:  # one row per evaluation; the loss before that step (after the last: final)
         shown, note = shown_steps(len(t.eval_steps), unit="evaluation")
         for k in shown:
             step = t.eval_steps[k]
-            rows.append([Text(str(step)), *epoch(step),
+            last = merged and k == len(t.eval_steps) - 1
+            rows.append([Text(f"{step} (final)" if last else str(step)), *epoch(step),
                          number_text(t.loss[step] if step < len(t.loss) else t.final_loss),
                          *(number_text(_at(t.metrics[m][p], k)) for m in metrics for p in parts[m])])
     else:
@@ -132,9 +137,11 @@ def train_layout(result) -> TrainLayout:
             rows.append([Text(str(k)), *epoch(k), number_text(t.loss[k]),  # a stopped step has no params
                          *(Text("") if k >= len(t.params[n]) else _brief(np.asarray(t.params[n][k]))
                            for n in names)])
-    rows.append([Text("final"), *([Text("")] if per_epoch else []), number_text(t.final_loss),
-                 *(number_text(t.final_metrics.get(m, {}).get(p)) for m in metrics for p in parts[m]),
-                 *(_brief(np.asarray(t.final[n])) for n in names)])
+    if not merged:
+        rows.append([Text("final"), *([Text("")] if per_epoch else []), number_text(t.final_loss),
+                     *(number_text(t.final_metrics.get(m, {}).get(p)) for m in metrics
+                       for p in parts[m]),
+                     *(_brief(np.asarray(t.final[n])) for n in names)])
 
     steps = t.steps or len(t.loss)
     title = f"training ({steps} step{'s' if steps != 1 else ''}"

@@ -66,6 +66,7 @@ class Result:
     warnings: list = Factory(list)
     conventions: list = Factory(list)  # where the backend's framework differs
     nonfinite: list = Factory(list)    # [Nonfinite]: where each NaN or infinity was born
+    numeric_seeds: dict = Factory(dict)  # {output: {input: seed or None}}, as the backend reported
 
     @property
     def exit_code(self) -> int:
@@ -109,6 +110,7 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
             summary[out][name] = summarize(over, true[out][name], num, kind, seed)
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
+    result.numeric_seeds = {o: dict(row) for o, row in program.numeric_seeds.items()} if numeric else {}
     result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
                        for e, count in result.overrides if count == 0]
     result.warnings += run_warnings(experiment)  # overrides a boolean/integer path cuts off
@@ -239,7 +241,7 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
             for name, expected in row.items():
                 got = getattr(result.gradients[out][name], kind)
                 compare(f"{key}.{out}.{name}", expected, got)
-    if expect.train_params or expect.train_loss is not None:
+    if expect.train_params or expect.train_loss is not None or expect.train_final:
         if result.train is None:
             failures.append("train: expected training results, but the spec has no train block")
         else:
@@ -247,6 +249,15 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
                 compare(f"train.params.{name}", expected, result.train.final.get(name))
             if expect.train_loss is not None:
                 compare("train.loss", expect.train_loss, result.train.loss)
+            for quantity, expected in expect.train_final.items():
+                metric, _, part = quantity.partition(".")
+                got = (result.train.final_loss if quantity == "loss"
+                       else result.train.final_metrics.get(metric, {}).get(part))
+                if got is None:  # a test value without a test part (data.test: 0 or no data)
+                    failures.append(f"train.final.{quantity}: expected {expected:.6g}, got none"
+                                    + (" (the run has no test part)" if part == "test" else ""))
+                else:
+                    compare(f"train.final.{quantity}", expected, got)
     return ExpectOutcome(not failures, failures)
 
 

@@ -7,10 +7,15 @@ count are sweep/stats.column_stats of the runs' cells, the numbers of `gradcli s
 deviation (ddof 1) around each mean, the group sizes in the legend. A key whose values
 are not all numbers (override_map.sign: [identity, hardtanh]) gets a categorical axis,
 drawn as points with error bars (a line between unordered values would be made up).
+
+A column whose values cannot leave a range (`bounds`: an accuracy, a sign agreement in
+[0, 1], a cosine in [-1, 1]) has its band and error bars clipped to the range: mean ± std
+of accuracies near 1 passes 1, which no run can reach. The std itself is not changed.
 """
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from dataclasses import dataclass, field
 
@@ -43,6 +48,23 @@ class SweepSeries:
     failed: int = 0                   # failed runs without a result, left out
     nonfinite: int = 0                # runs whose y is empty, NaN or infinite, left out
     pooled: list = field(default_factory=list)  # other swept keys (but seed) averaged over
+    bounds: tuple | None = None       # (lo, hi) the column cannot leave, else None
+
+    def band(self, line: SweepLine) -> tuple[np.ndarray, np.ndarray]:
+        """The drawn band of a line: mean ∓ std, clipped to the column's bounds (NaN stays)."""
+        lower, upper = line.mean - line.std, line.mean + line.std
+        if self.bounds is not None:
+            lower, upper = np.clip(lower, *self.bounds), np.clip(upper, *self.bounds)
+        return lower, upper
+
+    def clipped(self) -> bool:
+        """Whether any band reaches past the bounds (the subtitle then says it was clipped)."""
+        if self.bounds is None:
+            return False
+        lo, hi = self.bounds
+        with np.errstate(invalid="ignore"):
+            return any(np.any(line.mean - line.std < lo) or np.any(line.mean + line.std > hi)
+                       for line in self.lines)
 
     def notes(self) -> list:
         found = []
@@ -101,7 +123,31 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
     # what a point averages over: the other swept keys that take more than one value
     pooled = [k for k in sweep.keys if k not in (x, hue) and len(sweep.values(k)) > 1]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
-                       failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled)
+                       failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled,
+                       bounds=bounds(y, np.concatenate([line.mean for line in lines])))
+
+
+# A metric named so holds a share of rows: in [0, 1] ("accuracy", "acc", "top1_accuracy").
+_SHARE = re.compile(r"(.*_)?(acc|accuracy)(_.*)?", re.IGNORECASE)
+
+
+def bounds(column: str, means) -> tuple[float, float] | None:
+    """The range a results.csv column cannot leave: [0, 1] for a metric named accuracy (acc)
+    and for `.sign_agreement`, [-1, 1] for `.cosine`; None for any other column, and when a
+    mean lies outside it (then the column is not what its name says: nothing is clipped)."""
+    found = None
+    if column.endswith(".sign_agreement"):
+        found = (0.0, 1.0)
+    elif column.endswith(".cosine"):
+        found = (-1.0, 1.0)
+    elif column.startswith("final.") and column.endswith((".train", ".test")):
+        if _SHARE.fullmatch(column[len("final."):].rsplit(".", 1)[0]):
+            found = (0.0, 1.0)
+    if found is None:
+        return None
+    means = np.asarray(means, dtype=np.float64)
+    means = means[np.isfinite(means)]
+    return found if np.all((means >= found[0]) & (means <= found[1])) else None
 
 
 def _nan(v) -> float:
@@ -126,24 +172,28 @@ def sweep_figure(title: str, series: SweepSeries):
         fig.suptitle(printable(title), fontweight="bold")
         subtitle = (f"{printable(series.y_column)} against {printable(series.x_key)}: mean ± 1 std "
                     f"(ddof 1) {printable(series.over())}")
+        if series.clipped():
+            subtitle += f"; bands clipped to [{series.bounds[0]:g}, {series.bounds[1]:g}]"
         ax.set_title(textwrap.fill(subtitle, 95), fontsize=9.5)
         for i, line in enumerate(series.lines):
             style = line_style(i)
             x = series.positions + (_dodge(i, len(series.lines)) if series.categorical else 0.0)
             label = f"{printable(line.label)} ({sizes(line.n)})"
             band = np.isfinite(line.std)
+            lower, upper = series.band(line)
+            yerr = np.vstack([line.mean - lower, upper - line.mean])  # NaN where no band
             if series.categorical:  # no order between the values: points with error bars, no line
-                ax.errorbar(x, line.mean, yerr=np.where(band, line.std, np.nan), linestyle="none",
+                ax.errorbar(x, line.mean, yerr=yerr, linestyle="none",
                             marker=style["marker"], markersize=6, color=style["color"],
                             elinewidth=1.2, capsize=4, label=label, gid=f"mean:{line.label}")
                 continue
             if band.any():
-                ax.fill_between(x, line.mean - line.std, line.mean + line.std, where=band,
+                ax.fill_between(x, lower, upper, where=band,
                                 color=style["color"], alpha=0.18, linewidth=0,
                                 interpolate=False, gid=f"band:{line.label}")
             ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5, **style)
             if band.any():  # caps too: a lone point (or a grey print) still shows its spread
-                ax.errorbar(x[band], line.mean[band], yerr=line.std[band], fmt="none",
+                ax.errorbar(x[band], line.mean[band], yerr=yerr[:, band], fmt="none",
                             ecolor=style["color"], elinewidth=0.9, capsize=3)
         x = series.positions
         if series.categorical:

@@ -169,6 +169,7 @@ class ExpectSpec:
     rtol: float
     atol: float
     finite: bool = False  # every value, gradient and trained parameter must be finite
+    train_final: dict = Factory(dict)  # {"loss" | "<metric>.train" | "<metric>.test": value}
 
 
 @record

@@ -13,6 +13,7 @@ from gradcli.spec.sections import (
     DATA,
     DATA_LOAD,
     EXPECT,
+    EXPECT_FINAL_METRIC,
     EXPECT_TRAIN,
     FLOAT32_MAX,
     FUNCTION,
@@ -211,7 +212,16 @@ def _expect() -> dict:
                                          {"type": "null"}, {"$ref": "#/$defs/literal"}]}})
     train = _object(EXPECT_TRAIN, "expected training results", {
         "params": _d("{input: value after training}", type="object"),
-        "loss": _d("expected loss per step", type="array", items={"type": ["number", "string"]})})
+        "loss": _d("expected loss per step", type="array", items={"type": ["number", "string"]}),
+        "final": _d("expected final values, shaped as the JSON's train.final: loss (on the whole "
+                    "training part after the last step) and each metric's value on the train "
+                    "and test parts, within expect.tolerance", type="object",
+                    properties={"loss": _number("the final loss")},
+                    propertyNames={"pattern": _NAME},
+                    additionalProperties=_object(EXPECT_FINAL_METRIC, "a metric of "
+                                                 "train.metrics: its final values", {
+                                                     "train": _number("on the training part"),
+                                                     "test": _number("on the test part")}))})
     tolerance = _object(TOLERANCE, "comparison tolerance", {
         "rtol": _number("relative (default 1e-6)", minimum=0),
         "atol": _number("absolute (default 1e-9)", minimum=0)})

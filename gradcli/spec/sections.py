@@ -75,8 +75,9 @@ DATA = Section("data", ("load", "label", "features", "labels", "test", "standard
 DATA_LOAD = Section("data.load", ("dataset",), ("dataset",))
 EXPECT = Section("expect", ("values", "gradients", "true_gradients", "train", "tolerance",
                             "finite"))
-EXPECT_TRAIN = Section("expect.train", ("params", "loss"))
+EXPECT_TRAIN = Section("expect.train", ("params", "loss", "final"))
+EXPECT_FINAL_METRIC = Section("expect.train.final.*", ("train", "test"))
 TOLERANCE = Section("expect.tolerance", ("rtol", "atol"))
 
 SECTIONS = (TOP, INPUT, FUNCTION, OVERRIDE_ENTRY, TRAIN, OPTIMIZER, CLIP, SCHEDULE, *SCHEDULE_KINDS,
-            EXPECT, EXPECT_TRAIN, TOLERANCE, DATA, DATA_LOAD)
+            EXPECT, EXPECT_TRAIN, EXPECT_FINAL_METRIC, TOLERANCE, DATA, DATA_LOAD)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import literal_array
 from gradcli.spec.document import Scalar, YNode
+from gradcli.spec.expect_final import expected_final
 from gradcli.spec.fields import (
     check_keys,
     describe,
@@ -252,7 +253,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
     gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt)
     true_gradients = _gradient_table(optional(expect, "true_gradients"),
                                      "expect.true_gradients", names, wrt)
-    params, loss = _expected_training(optional(expect, "train"), train, inputs)
+    params, loss, final = _expected_training(optional(expect, "train"), train, inputs)
     rtol, atol = 1e-6, 1e-9
     tolerance = optional(expect, "tolerance")
     if tolerance is not None:
@@ -264,7 +265,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             atol = expect_number(tol.get("atol"), "expect.tolerance.atol", minimum=0.0)
     finite_node = optional(expect, "finite")
     finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
-    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol, finite)
+    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol, finite, final)
 
 
 def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:
@@ -290,13 +291,13 @@ def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, 
 
 
 def _expected_training(node: YNode | None, train: TrainSpec | None,
-                       inputs: dict[str, InputSpec]) -> tuple[dict, list | None]:
+                       inputs: dict[str, InputSpec]) -> tuple[dict, list | None, dict]:
     if node is None:
-        return {}, None
+        return {}, None, {}
     key = "expect.train"
     if train is None:
         raise fail(node, key, "expect.train needs a train section to check")
-    block = expect_map(node, key, "a mapping {params, loss}")
+    block = expect_map(node, key, "a mapping {params, loss, final}")
     check_keys(block, key, EXPECT_TRAIN)
     params = {}
     params_node = optional(block, "params")
@@ -320,4 +321,4 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
                 loss.append(float(number))
             except OverflowError:
                 raise fail(item, sub(key, "loss"), "the number is too large for a float") from None
-    return params, loss
+    return params, loss, expected_final(optional(block, "final"), sub(key, "final"), train.metrics)

@@ -69,7 +69,8 @@ def test_summary_max_abs_diff_follows_the_same_rules():
 
 def expect_block(values):
     return SimpleNamespace(values=values, gradients={}, true_gradients={}, train_params={},
-                           train_loss=None, rtol=1e-6, atol=1e-9, finite=False)
+                           train_loss=None, rtol=1e-6, atol=1e-9, finite=False,
+                           train_final={})
 
 
 def test_check_expect_reports_a_nan_gap_not_zero():

@@ -92,9 +92,9 @@ def test_run_table_has_a_row_per_epoch(tmp_path):
     assert result.exit_code == 0, result.output
     want = oracle()
     lines = [line for line in result.stdout.splitlines() if line.startswith("│")]
-    training = [[c.strip() for c in line.strip("│").split("│")] for line in lines][-6:]
+    training = [[c.strip() for c in line.strip("│").split("│")] for line in lines][-5:]
     assert [r[:2] for r in training] == [["0", "0"], ["3", "1"], ["6", "2"], ["9", "3"],
-                                         ["12", "4"], ["final", ""]]
+                                         ["12 (final)", "4"]]  # the last evaluation is the final
     assert training[2][2] == f"{want['loss'][6]:.6g}"
     assert training[-1][2] == f"{want['final_loss']:.6g}"
     assert training[1][4] == f"{want['accuracy']['test'][1]:.6g}"

@@ -106,7 +106,7 @@ def rows(text: str) -> list[list[str]]:
     return out
 
 
-def test_table_has_a_row_per_evaluation_then_the_final_row():
+def test_table_has_a_row_per_evaluation_the_last_one_final():
     text = text_of(render.train_table(result(record())))
     assert "training (7 steps, 3 epochs, loss loss)" in text
     body = rows(text)
@@ -115,8 +115,7 @@ def test_table_has_a_row_per_evaluation_then_the_final_row():
         ["0", "0", "2.5", "0.25", "0"],
         ["3", "1", "1.5", "0.5", "0.5"],
         ["6", "2", "0.875", "0.75", "0.5"],
-        ["7", "2.33", "0.8125", "0.875", "1"],   # after the last step: the final loss
-        ["final", "", "0.8125", "0.875", "1"],
+        ["7 (final)", "2.33", "0.8125", "0.875", "1"],  # after the last step: shown once
     ]
 
 
@@ -158,8 +157,8 @@ def test_many_evaluations_are_thinned_too():
     text = text_of(render.train_table(result(train)))
     assert "shown: one evaluation in 5)" in text
     body = rows(text)
-    assert [r[0] for r in body[1:]] == [*(str(2 * k) for k in range(0, n, 5)), "88", "final"]
-    assert body[-2] == ["88", "29.33", "0.25", "0.44"]  # 88 steps of 3 per epoch; final loss
+    assert [r[0] for r in body[1:]] == [*(str(2 * k) for k in range(0, n, 5)), "88 (final)"]
+    assert body[-1] == ["88 (final)", "29.33", "0.25", "0.44"]  # 88 steps of 3 an epoch
 
 
 def test_a_stopped_run_says_where_and_why():
@@ -170,7 +169,9 @@ def test_a_stopped_run_says_where_and_why():
     text = text_of(render.train_table(result(train)))
     assert ("training stopped at step 4: non-finite loss; -Infinity born at log(w)  "
             "classify.yaml:5:9 (op Log)") in text
-    assert rows(text)[-1] == ["final", "", "nan", "0.5"]
+    # the evaluation after the stopping step shows that step's batch loss, not the final loss:
+    # two rows, not one
+    assert rows(text)[-2][0] == "4" and rows(text)[-1] == ["final", "", "nan", "0.5"]
 
 
 def test_a_stopped_small_model_has_no_parameters_after_the_step_that_stopped():
@@ -294,15 +295,31 @@ def test_compare_tables_put_the_curves_and_final_values_side_by_side():
     assert acc[:7] == [["step", "a", "b"], ["0", "0.25", "0.5"], ["3", "0.5", "0.625"],
                        ["4", "", "0.75"], ["6", "0.75", ""], ["7", "0.875", ""],
                        ["final", "0.875", "0.75"]]
-    start = text.index("accuracy (test) side by side")
+    start = text.index("accuracy (test) side by side")  # only a has it: its last row is final
     assert rows(text[start:])[1:6] == [["0", "0", ""], ["3", "0.5", ""], ["6", "0.5", ""],
-                                       ["7", "1", ""], ["final", "1", ""]]
+                                       ["7 (final)", "1", ""], ["", "a", "b"]]
     start = text.index("training results side by side")
     assert rows(text[start:]) == [["", "a", "b"], ["steps", "7", "4"], ["epochs", "3", "2"],
                                   ["final loss", "0.8125", "0.25"],
                                   ["accuracy (train)", "0.875", "0.75"],
                                   ["accuracy (test)", "1", ""],
                                   ["stopped", "no", "step 4: non-finite loss"]]
+
+
+def test_compare_shows_a_last_evaluation_that_is_every_runs_final_once():
+    from gradcli.render_compare import comparison_renderables
+
+    other = record(metrics={"accuracy": {"train": [0.125, 0.25, 0.5, 0.625],
+                                         "test": [0.5, 0.5, 1.0, 0.5]}},
+                   final_metrics={"accuracy": {"train": 0.625, "test": 0.5}})
+    c = comparison.comparison([result(record()), result(other)], ["a", "b"], None)
+    text = "".join(text_of(p) for p in comparison_renderables([c], None))
+    start = text.index("accuracy (train) side by side")
+    assert rows(text[start:])[:6] == [["step", "a", "b"], ["0", "0.25", "0.125"],
+                                      ["3", "0.5", "0.25"], ["6", "0.75", "0.5"],
+                                      ["7 (final)", "0.875", "0.625"], ["step", "a", "b"]]
+    loss = rows(text[text.index("training loss side by side"):])  # the loss: before each step
+    assert loss[8] == ["final", "0.8125", "0.8125"]
 
 
 def test_the_progress_bar_is_drawn_only_on_a_terminal():

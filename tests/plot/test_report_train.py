@@ -81,15 +81,20 @@ def epoch(step: int, per_epoch: int) -> str:
 def expected_rows(train: dict, per_epoch: int | None, shown: list[int]) -> list[list[str]]:
     parts = [(m, p) for m in train["metrics"] for p in ("train", "test") if p in train["metrics"][m]]
     rows = []
+    # an evaluation after the last step is the final row, shown once
+    merged = train["eval_steps"][-1] >= len(train["loss"])
     for k in shown:
         step = train["eval_steps"][k]
         loss = train["loss"][step] if step < len(train["loss"]) else train["final"]["loss"]
         metric = [train["metrics"][m][p][k] if k < len(train["metrics"][m][p]) else None
                   for m, p in parts]
-        rows.append([str(step), *([epoch(step, per_epoch)] if per_epoch else []), number(loss),
+        last = merged and k == len(train["eval_steps"]) - 1
+        rows.append([f"{step} (final)" if last else str(step),
+                     *([epoch(step, per_epoch)] if per_epoch else []), number(loss),
                      *("None" if v is None else number(v) for v in metric)])
-    rows.append(["final", *([""] if per_epoch else []), number(train["final"]["loss"]),
-                 *(number(train["final"][m][p]) for m, p in parts)])
+    if not merged:
+        rows.append(["final", *([""] if per_epoch else []), number(train["final"]["loss"]),
+                     *(number(train["final"][m][p]) for m, p in parts)])
     return rows
 
 
@@ -121,7 +126,7 @@ def test_two_blobs_with_a_train_block_every_evaluation_thinned_as_in_the_termina
     assert head == ["step", "epoch", "loss", "accuracy (train)", "accuracy (test)",
                     "logloss (train)", "logloss (test)"]
     assert rows == expected_rows(train, 3, [*range(0, 26, 2), 25])
-    assert rows[1][:2] == ["6", "2"] and rows[-2][:2] == ["75", "25"]
+    assert rows[1][:2] == ["6", "2"] and rows[-1][:2] == ["75 (final)", "25"]
 
 
 def test_a_stopped_run_shows_where_and_why_and_its_nan_loss_is_marked(tmp_path):

@@ -20,14 +20,16 @@ SCHEDULE_PARAMS = {"cosine": {"steps": 10}, "step": {"every": 2, "gamma": 0.5},
 
 
 def example(path: str = "") -> dict:
-    """The spec-v1 example, with override_map in its list form, a data section and a
-    learning-rate schedule (of the kind `path` names, when it names one), so every section is
-    present."""
+    """The spec-v1 example, with override_map in its list form, a data section, a metric
+    expected at the end (expect.train.final) and a learning-rate schedule (of the kind `path`
+    names, when it names one), so every section is present."""
     doc = yaml.safe_load(SPEC_V1_EXAMPLE)
     doc["override_map"] = [{"op": "sign", "gradient": "QuantizeGrad"}]
     doc["data"] = {"load": {"dataset": "iris"}, "features": "dx", "labels": "dy", "test": 0.2}
     kind = path.split(".")[2] if path.startswith("train.schedule.") else "cosine"
     doc["train"]["schedule"] = {kind: dict(SCHEDULE_PARAMS[kind])}
+    doc["train"]["metrics"] = {"total": "y"}
+    doc["expect"]["train"]["final"] = {"loss": 12.0, "total": {"train": 12.0, "test": 12.0}}
     return doc
 
 
