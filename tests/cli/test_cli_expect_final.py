@@ -12,8 +12,9 @@ import json
 import jsonschema
 import pytest
 import yaml
+from blobs_fixture import blobs_spec as spec
 from click.testing import CliRunner
-from test_cli_train_e2e import oracle, spec
+from test_cli_train_e2e import oracle
 
 from gradcli.cli import cli
 from gradcli.spec import json_schema
