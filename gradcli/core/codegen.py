@@ -18,6 +18,7 @@ import numpy as np
 # Long schedules (a 20k-op chain) replay in their loop: compiling their source would cost
 # more than the dispatch it saves, and the cold path compiles on a graph's second evaluation.
 CODEGEN_MAX = 400
+CODEGEN_AFTER = 2  # replays in the loop first: a schedule evaluated once or twice never pays
 
 _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
           operator.matmul: "@", operator.pow: "**", operator.floordiv: "//", operator.mod: "%",

@@ -9,9 +9,9 @@ Replay creates no objects per op beyond what the kernels themselves return.
 A small model's step is dominated by dispatch, not arithmetic, so two things are done once at
 compile time: ops of a few pure types whose inputs are all constants are computed then and held
 as constants (a loss's seed, reshape -> broadcast_to -> truediv), and a schedule of up to
-CODEGEN_MAX instructions is turned into one Python function (codegen.py) whose locals are the
-slots, so a replay runs no interpreter loop of its own. Both call the same kernels on the same
-values in the same order: the results are the same bits.
+CODEGEN_MAX instructions, once replayed more than CODEGEN_AFTER times, is turned into one Python
+function (codegen.py) whose locals are the slots, so a replay runs no interpreter loop of its
+own. Both call the same kernels on the same values in the same order: the same bits.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import GraphError
-from .codegen import CODEGEN_MAX, generate, item_getter
+from .codegen import CODEGEN_AFTER, CODEGEN_MAX, generate, item_getter
 from .graph import Op, Tensor, Variable, walk_ops
 from .oneshot import evaluate_once
 from .ops_array import _accumulate
@@ -37,7 +37,7 @@ _SEEN: dict[tuple, None] = {}
 class Schedule:
     """A compiled replay of the ops between some fed tensors and some fetches."""
 
-    __slots__ = ("program", "template", "variables", "feed_slots", "fetch_slots", "fast")
+    __slots__ = ("program", "template", "variables", "feed_slots", "fetch_slots", "fast", "runs")
 
     def __init__(self, fetches: Sequence[Tensor], fed: Sequence[Tensor]) -> None:
         fed_ids = {t.uid for t in fed}
@@ -99,7 +99,8 @@ class Schedule:
         self.template = [None] * slots.count
         for i, value in template_values.items():
             self.template[i] = value
-        self.fast = generate(self) if len(self.program) <= CODEGEN_MAX else None
+        self.fast = None  # the generated function, once the schedule has replayed a few times
+        self.runs = 0 if len(self.program) <= CODEGEN_MAX else None
 
     def _emit(self, op: Op, ins: list[int], slots: "_SlotAllocator", fetch_ids, last_use, k,
               donors: set) -> None:
@@ -119,6 +120,15 @@ class Schedule:
     def run(self, feed_values: Sequence = ()) -> list:
         if self.fast is not None:
             return self.fast(feed_values)
+        if self.runs is not None:
+            # compiling the source costs what some tens of replays of it save: only a
+            # schedule replayed more than a couple of times (a loop) is generated
+            self.runs += 1
+            if self.runs > CODEGEN_AFTER:
+                self.fast = generate(self)
+                if self.fast is not None:
+                    return self.fast(feed_values)
+                self.runs = None
         v = self.template.copy()
         for var, i in self.variables:
             v[i] = var._value
