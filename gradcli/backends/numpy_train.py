@@ -10,6 +10,8 @@ graph shares the trainable variables, so an update is seen by all of them.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import core as gc
@@ -52,6 +54,9 @@ class NumpyTrainee:
         self.rule = rule_for(self.spec.optimizer, self.spec.hyper)
         self.slots = {n: {} for n in self.names}
         self._flats: dict = {}  # tuple of names -> FlatUpdate
+        # the FlatUpdate whose views the slots dicts hold; the dicts are replaced for a fresh
+        # start, and a per-variable step or another set of names writes into them
+        self._laid_out = None
         self._finite = False  # apply()'s verdict on the updated variables, for nonfinite()
         self._loss_expr = program.expr_of(self.spec.loss)
         self._others: dict = {}  # names updated at once -> the other variables (_all_finite)
@@ -143,10 +148,11 @@ class NumpyTrainee:
         with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
             flat = self._flat(names, values, grad_values)
             if flat is not None:
-                news = flat.step(rule, values, grad_values, flat.slot_dicts)
+                news = flat.step(rule, values, grad_values)
                 for name, new in zip(names, news):
                     variables[name].assign(new)
             else:
+                self._laid_out = None  # the rule may add slots to the dicts: lay out again
                 for name, value, grad in zip(names, values, grad_values):
                     variables[name].assign(
                         rule.update_numpy(value, grad, slots[name], variables[name].dtype))
@@ -163,9 +169,12 @@ class NumpyTrainee:
         if flat is None:  # a variable's shape never changes (assign refuses another)
             flat = self._flats[names] = FlatUpdate(names, values)
         slots = [self.slots[n] for n in names]
-        if flat.linked(slots) or flat.adopt(slots):
-            flat.slot_dicts = slots
+        if self._laid_out is flat and all(map(operator.is_, slots, flat.slot_dicts)):
+            return flat  # the dicts still hold this layout's views
+        if flat.adopt(slots):
+            self._laid_out = flat
             return flat
+        self._laid_out = None
         return None
 
     def snapshot(self):

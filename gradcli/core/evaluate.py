@@ -5,6 +5,13 @@ for the first time is not compiled: it is evaluated once, directly (oneshot.py).
 A schedule is a list of (kernel, out, a, b) over a list of value slots; slots
 are reused once their value is dead, so a long chain holds only what is live.
 Replay creates no objects per op beyond what the kernels themselves return.
+
+A small model's step is dominated by dispatch, not arithmetic, so two things are done once at
+compile time: ops of a few pure types whose inputs are all constants are computed then and held
+as constants (a loss's seed, reshape -> broadcast_to -> truediv), and a schedule of up to
+CODEGEN_MAX instructions, once replayed more than CODEGEN_AFTER times, is turned into one Python
+function (codegen.py) whose locals are the slots, so a replay runs no interpreter loop of its
+own. Both call the same kernels on the same values in the same order: the same bits.
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from ..errors import GraphError
+from .codegen import CODEGEN_AFTER, CODEGEN_MAX, generate, item_getter
 from .graph import Op, Tensor, Variable, walk_ops
 from .oneshot import evaluate_once
 from .ops_array import _accumulate
@@ -29,7 +37,7 @@ _SEEN: dict[tuple, None] = {}
 class Schedule:
     """A compiled replay of the ops between some fed tensors and some fetches."""
 
-    __slots__ = ("program", "template", "variables", "feed_slots", "fetch_slots")
+    __slots__ = ("program", "template", "variables", "feed_slots", "fetch_slots", "fast", "runs")
 
     def __init__(self, fetches: Sequence[Tensor], fed: Sequence[Tensor]) -> None:
         fed_ids = {t.uid for t in fed}
@@ -52,7 +60,20 @@ class Schedule:
         donors = _donatable(computed, fetch_ids | slots.pinned)
         self.program: list[tuple] = []
         program, by_tensor, free = self.program, slots.by_tensor, slots.free_slots
+        folded: dict[int, object] = {}  # uid -> value computed at compile time
+        exposed = _exposed(fetches)
         for k, op in enumerate(computed):
+            if op.type in _FOLDABLE:
+                value = _folded(op, [folded[t.uid] if t.uid in folded else
+                                     template_values.get(by_tensor.get(t.uid), _NOT_FOLDED)
+                                     for t in op.inputs], exposed)
+                if value is not _NOT_FOLDED:
+                    folded[op.outputs[0].uid] = value
+                    continue
+            if folded:  # a folded value this op reads becomes a constant of the schedule
+                for t in op.inputs:
+                    if t.uid in folded and t.uid not in by_tensor:
+                        template_values[slots.pin(t)] = folded[t.uid]
             ins = [by_tensor[t.uid] for t in op.inputs]
             slots.release_dead(op.inputs, op, last_use, fetch_ids)
             if len(op.outputs) != 1:
@@ -78,6 +99,8 @@ class Schedule:
         self.template = [None] * slots.count
         for i, value in template_values.items():
             self.template[i] = value
+        self.fast = None  # the generated function, once the schedule has replayed a few times
+        self.runs = 0 if len(self.program) <= CODEGEN_MAX else None
 
     def _emit(self, op: Op, ins: list[int], slots: "_SlotAllocator", fetch_ids, last_use, k,
               donors: set) -> None:
@@ -91,10 +114,21 @@ class Schedule:
             if out.uid in slots.pinned:
                 continue  # a fed output keeps its fed value when the op runs for another output
             if out.uid in fetch_ids or out.uid in last_use:  # read by a later op
-                self.program.append((operator.itemgetter(i), slots.take(out), bundle, -1))
+                self.program.append((item_getter(i), slots.take(out), bundle, -1))
         slots.free(bundle)
 
     def run(self, feed_values: Sequence = ()) -> list:
+        if self.fast is not None:
+            return self.fast(feed_values)
+        if self.runs is not None:
+            # compiling the source costs what some tens of replays of it save: only a
+            # schedule replayed more than a couple of times (a loop) is generated
+            self.runs += 1
+            if self.runs > CODEGEN_AFTER:
+                self.fast = generate(self)
+                if self.fast is not None:
+                    return self.fast(feed_values)
+                self.runs = None
         v = self.template.copy()
         for var, i in self.variables:
             v[i] = var._value
@@ -111,6 +145,44 @@ class Schedule:
         return [v[i] for i in self.fetch_slots]
 
 
+# ----- constant folding -----
+# Only op types that are pure functions of their inputs: a registered op's kernel may draw or
+# count calls, and folding would run it once instead of every replay.
+_FOLDABLE = {"reshape", "broadcast_to", "transpose", "cast", "expand_dims", "squeeze", "neg",
+             "add", "sub", "mul", "div"}
+_NOT_FOLDED = object()
+# ops whose value may share memory with their first input's
+_VIEWS = {"reshape", "transpose", "broadcast_to", "identity", "getitem", "squeeze", "expand_dims",
+          "stop_gradient", "cast"}
+
+
+def _exposed(fetches) -> set:
+    """uids of the fetches and of what they may be views of: a caller may change a fetched
+    array in place, so none of these is folded into a constant that every replay shares."""
+    exposed = set()
+    for t in fetches:
+        exposed.add(t.uid)
+        while t.op.type in _VIEWS and t.op.inputs:
+            t = t.op.inputs[0]
+            exposed.add(t.uid)
+    return exposed
+
+
+def _folded(op: Op, values: list, exposed: set):
+    """op's value computed now from its constant inputs, or _NOT_FOLDED: an input is not
+    constant, the value is exposed to a caller (it stays a new array each replay), a large
+    value is not kept, and a failing kernel fails at each replay as before."""
+    out = op.outputs[0]
+    if (len(op.outputs) != 1 or out.uid in exposed or out.size > FOLD_MAX_SIZE
+            or any(v is _NOT_FOLDED for v in values)):
+        return _NOT_FOLDED
+    try:
+        with np.errstate(all="ignore"):
+            return op.kernel(*values)
+    except Exception:  # noqa: BLE001 - the replay raises it, where it did before
+        return _NOT_FOLDED
+
+
 # ----- buffer donation -----
 # A large temporary that dies at an add or a multiply can hold that op's result:
 # no new allocation, no page faults, one array fewer at the peak. Only arrays
@@ -122,6 +194,8 @@ _FRESH = {operator.add, operator.sub, operator.mul, operator.truediv, operator.n
 _IN_PLACE = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
              operator.truediv: np.true_divide, _accumulate: None}
 DONATE_MIN_SIZE = 4096
+# a folded value stays in memory between replays: only small ones, never a donation candidate
+FOLD_MAX_SIZE = DONATE_MIN_SIZE - 1
 
 
 def _donatable(ops: list[Op], kept: set) -> set:

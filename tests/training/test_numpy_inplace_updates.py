@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from gradcli import runner
+from gradcli import backends, runner
 from gradcli.backends.numpy_flat import FlatUpdate
 from gradcli.core.tf_updates import rule_for
 from gradcli.spec import load_spec_text
@@ -71,13 +71,13 @@ def test_in_place_and_flat_updates_are_tf_formulas_bit_for_bit(name, hyper, dtyp
     per_var, slots = rule_for(name, hyper), [{} for _ in shapes]
     flat_rule, flat_slots = rule_for(name, hyper), [{} for _ in shapes]
     got, flat_vals, flat = list(values), list(values), FlatUpdate(["a", "b", "c"], values)
+    assert flat.adopt(flat_slots)
     for step in grads:
         per_var.set_lr(hyper["lr"])
         got = [per_var.update_numpy(v, g, s, np.dtype(dtype)) for v, g, s in zip(got, step, slots)]
         per_var.finish_step()
         flat_rule.set_lr(hyper["lr"])
-        assert flat.linked(flat_slots) or flat.adopt(flat_slots)
-        flat_vals = flat.step(flat_rule, flat_vals, step, flat_slots)
+        flat_vals = flat.step(flat_rule, flat_vals, step)
         flat_rule.finish_step()
     for want, a, b in zip(expected, got, flat_vals):
         assert a.dtype == b.dtype == np.dtype(dtype)
@@ -94,14 +94,46 @@ def test_flat_update_lays_out_again_after_a_fresh_start():
     flat = FlatUpdate(["a", "b"], values)
     slots = [{}, {}]
     assert flat.adopt(slots)
-    first = flat.step(rule, values, grads, slots)
-    assert flat.linked(slots) and set(slots[0]) == {"rms", "momentum"}
+    first = flat.step(rule, values, grads)
+    assert set(slots[0]) == {"rms", "momentum"} and flat.slot_dicts[0] is slots[0]
     fresh = [{}, {}]  # what a caller restarting the optimizer does
-    assert not flat.linked(fresh) and flat.adopt(fresh)
-    again = flat.step(rule, values, grads, fresh)
+    assert flat.adopt(fresh)
+    again = flat.step(rule, values, grads)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(first, again))
     assert not FlatUpdate.fits([np.ones(2), np.ones(2, np.float32)], [np.ones(2), np.ones(2, np.float32)])
     assert not FlatUpdate.fits([np.float64(1.0)], [np.float64(1.0)])
+
+
+def test_the_trainee_lays_its_flat_buffers_out_again_when_its_slots_are_replaced():
+    spec = """
+inputs:
+  w: [[0.5, -1.0], [2.0, 0.25]]
+  b: [1.0, -2.0]
+outputs:
+  loss: sum(w * w) + sum(b * b * b)
+train:
+  optimizer: {name: rmsprop, lr: 0.01}
+  steps: 2
+"""
+    trainee = backends.build(load_spec_text(spec, path="spec.yaml"), "numpy").trainee()
+    start = trainee.read()
+
+    def step():
+        trainee.apply(trainee.loss_and_gradients()[1], 0.01)
+        return {n: v.tobytes() for n, v in trainee.read().items()}
+
+    first, second = step(), step()
+    trainee.assign(start)
+    trainee.slots = {n: {} for n in trainee.names}  # a fresh start: RMSProp's ms at ones again
+    assert step() == first and step() == second
+    # the rule's slots, read per variable, are the flat buffers' views: tf.train's ms
+    w = start["w"]
+    ms_w = np.ones_like(w)
+    for _ in range(2):
+        g = 2 * w
+        ms_w = ms_w + (g * g - ms_w) * (1.0 - f32(0.9))
+        w = w - f32(0.01) * g / np.sqrt(ms_w + f32(1e-10))
+    np.testing.assert_allclose(trainee.slots["w"]["rms"], ms_w, rtol=1e-12)
 
 
 def run(text: str):
