@@ -92,6 +92,9 @@ def test_run_imports_no_framework_and_no_other_command():
     found = probe("run", DEMO)
     assert found["code"] == 0
     assert not {"torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
+    # off a terminal the tables are drawn without rich (render_plain; tests/cli/test_render_plain.py)
+    assert "rich" not in found["heavy"]
+    assert found["stdout"].startswith("╭") and "expect: passed" in found["stdout"]
     # compare's, plot's and sweep's machinery is not the demo's
     assert not {"gradcli.comparison", "gradcli.plot", "gradcli.sweep", "gradcli.curve",
                 "gradcli.render_compare", "gradcli.render_sweep"} & set(found["ours"])
