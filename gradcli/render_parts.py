@@ -9,12 +9,13 @@ A cell or a piece of text is a (text, style) pair; styles are rich's and show on
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from .record import record
 
 Styled = tuple[str, str]
 
 
-class TablePart(NamedTuple):
+@record
+class TablePart:
     """A rich Table: title (left, over the table), columns, rows and a caption (left, below)."""
 
     title: str
@@ -23,14 +24,16 @@ class TablePart(NamedTuple):
     caption: str = ""
 
 
-class TextPart(NamedTuple):
+@record
+class TextPart:
     """A rich Text: pieces of text with their styles, on a base style."""
 
     pieces: list    # Styled
     style: str = ""
 
 
-class PanelPart(NamedTuple):
+@record
+class PanelPart:
     """A panel as wide as its lines (rich's Panel(Group(lines), expand=False))."""
 
     lines: list     # lists of Styled
