@@ -74,6 +74,7 @@ def test_check_does_not_build_or_run():
     # a spec without data: or sweep: needs neither the data loaders (csv) nor the sweep checks
     assert not {"gradcli.data", "gradcli.spec.sweepcheck", "gradcli.spec.npz"} & set(found["ours"])
     assert "csv" not in found["stdlib"]
+    assert "json" not in found["stdlib"]  # spec/sweep.py's json only for a spec with sweep:
 
 
 def test_list_ops_and_gradients_import_neither_core_nor_spec():
@@ -101,6 +102,7 @@ def test_run_imports_no_framework_and_no_other_command():
     # the numpy backend's availability is numpy's __version__ once imported: no metadata read
     # (importlib.metadata brings email, zipfile...: 10-30 ms, for `list backends` only)
     assert "email" not in found["stdlib"] and "zipfile" not in found["stdlib"]
+    assert "json" not in found["stdlib"]  # only --format json and sweep: specs need it
 
 
 def test_library_import_is_lazy_and_complete():
