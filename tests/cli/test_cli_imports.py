@@ -18,7 +18,7 @@ DEMO = "experiments/ste_sign_quantize_grad.yaml"
 HEAVY = ("numpy", "rich", "yaml", "torch", "jax", "tensorflow", "matplotlib", "dask")
 
 PROBE = """
-import json, sys
+import sys
 sys.argv = ["gradcli", *sys.argv[1:]]
 from gradcli.cli import main
 try:
@@ -28,6 +28,7 @@ except SystemExit as exc:
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
 ours = sorted(m for m in sys.modules if m.startswith("gradcli."))
 stdlib = sorted(m for m in sys.modules if "." not in m)
+import json  # after the lists: json is one of the modules a command may not need
 sys.stderr.write("\\nPROBE " + json.dumps({"code": code, "heavy": heavy, "ours": ours,
                                           "stdlib": stdlib}) + "\\n")
 """ % (HEAVY,)
