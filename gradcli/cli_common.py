@@ -58,6 +58,13 @@ class _LazyConsole:
             self._console = consoles(self._quiet)[self._which]
         return getattr(self._console, name)
 
+    def plain(self) -> bool:
+        """True when rich would see no terminal here (render_plain.plain_ok), told without
+        making the console."""
+        from .render_plain import plain_ok
+
+        return plain_ok(outputs.Stdout() if self._which == 0 else sys.stderr)
+
 
 def stderr_console() -> Console:
     """consoles()[1], made when first printed to (only for code that uses .print/.is_terminal)."""
@@ -190,9 +197,7 @@ def load_one(path, overrides, strict: bool, err: Console, output: str | None = N
 def progress(err: Console, quiet: bool):
     """The runner's progress callback: a transient bar on stderr, only on a terminal and not
     with --quiet (elsewhere the iterable as it is). `total` sizes a bar over an iterator."""
-    from .render_plain import plain_ok
-
-    if quiet or plain_ok(sys.stderr) or not err.is_terminal:  # plain_ok: not a terminal to rich
+    if quiet or (isinstance(err, _LazyConsole) and err.plain()) or not err.is_terminal:
         return lambda iterable, **kw: iterable
     from rich.progress import track
 
