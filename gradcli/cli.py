@@ -26,6 +26,7 @@ from .cli_common import (
     consoles,
     error_line,
     file_console,
+    lazy_consoles,
     load_one,
     max_memory,
     printable,
@@ -98,15 +99,13 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     Every spec runs even when another fails. Exit 2 when a spec is bad or its
     backend missing, else 1 when an expect block is not met, else 0.
     """
-    from rich.text import Text
-
     from . import render, runner
 
     if quiet and fmt == "table" and output is not None:
         raise GradcliError("--quiet prints one line per spec on stderr instead of the tables, so "
                            "--output would get nothing: drop one of them (or use --format json)")
     target = None if output is None else outputs.prepare(output, specs)
-    out, err = consoles(quiet=quiet and fmt == "table")
+    out, err = lazy_consoles(quiet=quiet and fmt == "table")
     tables_file = file_console() if fmt == "table" and target is not None else None
     if tables_file is not None:
         out = tables_file
@@ -126,6 +125,8 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
         else:
             outputs.write_file(target, text, output)
     if quiet and fmt == "table":
+        from rich.text import Text
+
         err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))), soft_wrap=True)
     raise SystemExit(worst(o.exit_code for o in outcomes))
 
@@ -140,8 +141,17 @@ def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool)
     if quiet:
         err.print(render.quiet_line(outcome), soft_wrap=True)  # one line each, for grep
         return
-    for part in render.result_renderables(outcome):
-        out.print(part)
+    from .cli_common import UNBOUNDED_WIDTH
+    from .render_parts import to_rich
+    from .render_plain import part_text, plain_ok
+
+    plain = not to_file and plain_ok(outputs.Stdout())  # what rich would print, without rich
+    for part in render.result_parts(outcome):
+        text = part_text(part, UNBOUNDED_WIDTH) if plain else None
+        if text is None:
+            out.print(to_rich(part))
+        else:
+            outputs.write_stdout(text)
 
 
 def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | None:

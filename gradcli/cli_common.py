@@ -46,21 +46,34 @@ def consoles(quiet: bool = False) -> tuple[Console, Console]:
 
 
 class _LazyConsole:
-    """The stderr console, made on first use: a command that has nothing to report (most
-    `gradcli check` runs) does not import rich for it."""
+    """One of consoles(), made on first use: a command that prints nothing through it (most
+    `gradcli check` runs; `run` off a terminal, see render_plain) does not import rich."""
 
-    def __init__(self) -> None:
+    def __init__(self, which: int = 1, quiet: bool = False) -> None:
         self._console = None
+        self._which, self._quiet = which, quiet
 
     def __getattr__(self, name):
         if self._console is None:
-            self._console = consoles()[1]
+            self._console = consoles(self._quiet)[self._which]
         return getattr(self._console, name)
+
+    def plain(self) -> bool:
+        """True when rich would see no terminal here (render_plain.plain_ok), told without
+        making the console."""
+        from .render_plain import plain_ok
+
+        return plain_ok(outputs.Stdout() if self._which == 0 else sys.stderr)
 
 
 def stderr_console() -> Console:
     """consoles()[1], made when first printed to (only for code that uses .print/.is_terminal)."""
     return _LazyConsole()  # type: ignore[return-value]
+
+
+def lazy_consoles(quiet: bool = False) -> tuple[Console, Console]:
+    """consoles(quiet), each made when first printed to."""
+    return _LazyConsole(0, quiet), _LazyConsole(1)  # type: ignore[return-value]
 
 
 def file_console() -> Console:
@@ -184,7 +197,7 @@ def load_one(path, overrides, strict: bool, err: Console, output: str | None = N
 def progress(err: Console, quiet: bool):
     """The runner's progress callback: a transient bar on stderr, only on a terminal and not
     with --quiet (elsewhere the iterable as it is). `total` sizes a bar over an iterator."""
-    if quiet or not err.is_terminal:
+    if quiet or (isinstance(err, _LazyConsole) and err.plain()) or not err.is_terminal:
         return lambda iterable, **kw: iterable
     from rich.progress import track
 

@@ -1,19 +1,22 @@
-"""Turn Results into what people read: rich tables and JSON (markdown and CSV: render_formats).
+"""Turn Results into what people read: tables and JSON (markdown and CSV: render_formats).
 
-Nothing here computes a gradient; it only lays out what the runner found.
+Nothing here computes a gradient; it only lays out what the runner found. The tables are
+built as parts (render_parts: plain data), drawn by rich (`result_renderables`) or, off a
+terminal, by render_plain; rich is imported only for the former.
 """
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-from rich.console import Group
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
 from .printable import printable
-from .render_train import train_json, train_table
+from .render_parts import SECTION, PanelPart, Styled, TablePart, TextPart, rstripped, to_rich
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
 
@@ -22,19 +25,27 @@ ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
 def spec_text(text, style: str = "") -> Text:
     """Text from a spec (a name, a description, a path) as a rich cell: never markup, never
     a control sequence."""
+    from rich.text import Text
+
     return Text(printable(text), style=style)
 
 
 # ----- numbers -----
 def number_text(value, *, differs: bool = False, digits: int = 6) -> Text:
     """A number for a table cell: NaN and inf stand out, a differing gradient is marked."""
+    from rich.text import Text
+
+    return Text(*_number(value, differs, digits))
+
+
+def _number(value, differs: bool = False, digits: int = 6) -> Styled:
     if value is None:
-        return Text("None", style="dim italic")
+        return "None", "dim italic"
     v = float(value)
     if math.isnan(v) or math.isinf(v):
-        return Text(str(v).replace("inf", "∞"), style="bold red")
+        return str(v).replace("inf", "∞"), "bold red"
     text = f"{v:.{digits}g}" if isinstance(value, (float, np.floating)) else str(value)
-    return Text(text, style="yellow" if differs else "")
+    return text, "yellow" if differs else ""
 
 
 def jsonable(value):
@@ -81,6 +92,8 @@ def to_json(result) -> dict:
     }
     doc["nonfinite"] = [nonfinite_json(n) for n in result.nonfinite]
     if result.train is not None:
+        from .render_train import train_json
+
         doc["train"] = train_json(result.train)
     if result.expect is not None:
         doc["expect"] = {"passed": result.expect.passed, "failures": list(result.expect.failures)}
@@ -100,72 +113,81 @@ def json_text(results) -> str:
     return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, allow_nan=False)
 
 
-# ----- rich tables -----
+# ----- tables -----
 def _table(title: str) -> Table:
-    # Wide enough for its title: rich would otherwise wrap it to the columns' width.
-    title = printable(title)
-    return Table(title=Text(title, style="table.title"), title_justify="left", min_width=len(title) + 2)
+    """An empty rich table titled as run's tables are (render_train's training table)."""
+    return to_rich(TablePart(printable(title), [], []))
 
 
-def header(result) -> Panel:
+def train_table(result):
+    from .render_train import train_table
+
+    return train_table(result)
+
+
+def header(result) -> PanelPart:
     exp = result.experiment
-    lines = [Text.assemble(spec_text(exp.name, "bold"), "  ",
-                           spec_text(exp.description or "", "italic"))]
-    lines.append(spec_text(f"backend {result.backend} · {exp.dtype} · seed {exp.seed} · {exp.path}",
-                           "dim"))
+    lines = [[(printable(exp.name), "bold"), ("  ", ""), (printable(exp.description or ""), "italic")]]
+    lines.append([(printable(f"backend {result.backend} · {exp.dtype} · seed {exp.seed} · "
+                             f"{exp.path}"), "dim")])
     for entry, count in result.overrides:
         scope = f" in {', '.join(entry.scope)}" if entry.scope else ""
         style = "green" if count else "bold yellow"
         note = f"{count} op{'s' if count != 1 else ''}" if count else "matched no op"
-        lines.append(spec_text(f"override {entry.op} → {entry.gradient}{scope}: {note}", style))
-    return Panel(Group(*lines), expand=False)
+        lines.append([(printable(f"override {entry.op} → {entry.gradient}{scope}: {note}"), style)])
+    return PanelPart(lines)
 
 
-def values_table(result) -> Table | None:
+def values_table(result) -> TablePart | None:
     if not result.values:
         return None
-    table = _table("values")
-    table.add_column("name", style="bold")
-    table.add_column("shape")
-    table.add_column("value")
+    rows = []
     for name, value in result.values.items():
         array = np.asarray(value)
-        table.add_row(spec_text(name), str(array.shape) if array.ndim else "scalar", _brief(array))
-    return table
+        rows.append([(printable(name), ""), (str(array.shape) if array.ndim else "scalar", ""),
+                     _brief_cell(array)])
+    return TablePart("values", [("name", "left", "bold"), ("shape", "left", ""),
+                                ("value", "left", "")], rows)
 
 
 def _brief(array: np.ndarray) -> Text:
+    from rich.text import Text
+
+    return Text(*_brief_cell(array))
+
+
+def _brief_cell(array: np.ndarray) -> Styled:
     if array.ndim == 0:
-        return number_text(array.item())
+        return _number(array.item())
     if array.size <= ELEMENTWISE_LIMIT:
         text = np.array2string(array, precision=6, separator=", ", max_line_width=100)
         non_finite = array.dtype.kind == "f" and not np.all(np.isfinite(array))
-        return Text(text, style="bold red" if non_finite else "")
+        return text, "bold red" if non_finite else ""
     finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
     bad = array.size - finite.size
     text = (f"min {np.min(finite):.4g}  max {np.max(finite):.4g}  mean {np.mean(finite):.4g}"
             if finite.size else "")
-    return Text(text + (f"  {bad} non-finite" if bad else ""), style="bold red" if bad else "")
+    return text + (f"  {bad} non-finite" if bad else ""), "bold red" if bad else ""
 
 
-def gradient_table(result, output: str) -> Table:
+def gradient_table(result, output: str) -> TablePart:
     """One output's gradients: element by element for small inputs, summarized for large."""
-    table = _table(f"gradients of {output}")
-    for column in ("input", "element", "value", "overridden", "true", "numeric"):
-        table.add_column(column, justify="right" if column not in ("input", "element") else "left")
+    columns = [(column, "right" if column not in ("input", "element") else "left", "")
+               for column in ("input", "element", "value", "overridden", "true", "numeric")]
+    rows: list = []
     inputs = result.experiment.inputs
     for name, row in result.gradients[output].items():
         value = inputs[name].value if name in inputs else result.values.get(name)
         size = np.size(row.overridden if row.overridden is not None else row.true)
         if size <= ELEMENTWISE_LIMIT:
-            _element_rows(table, name, value, row)
+            _element_rows(rows, name, value, row)
         else:
-            _summary_rows(table, name, row)
-        table.add_section()
-    return table
+            _summary_rows(rows, name, row)
+        rows.append(SECTION)
+    return TablePart(printable(f"gradients of {output}"), columns, rows)
 
 
-def _element_rows(table: Table, name: str, value, row) -> None:
+def _element_rows(rows: list, name: str, value, row) -> None:
     cols = [row.overridden, row.true, row.numeric if row.numeric_kind == "full" else None]
     shape = np.shape(next((c for c in cols if c is not None), value))
     flat = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64)) for c in cols]
@@ -174,13 +196,13 @@ def _element_rows(table: Table, name: str, value, row) -> None:
         over, true, num = (None if c is None else c[k] for c in flat)
         differs = over is not None and true is not None and not _close(over, true)
         label = f"[{', '.join(map(str, index))}]" if index else ""
-        table.add_row(spec_text(name) if k == 0 else "", label,
-                      number_text(None if vflat is None else vflat[k]),
-                      number_text(over, differs=differs), number_text(true),
-                      number_text(num) if row.numeric_kind == "full" else Text(row.numeric_kind, style="dim"))
+        rows.append([(printable(name) if k == 0 else "", ""), (label, ""),
+                     _number(None if vflat is None else vflat[k]),
+                     _number(over, differs=differs), _number(true),
+                     _number(num) if row.numeric_kind == "full" else (row.numeric_kind, "dim")])
 
 
-def _summary_rows(table: Table, name: str, row) -> None:
+def _summary_rows(rows: list, name: str, row) -> None:
     # A directional numeric estimate is a projection: its min/max mean nothing
     # beside the full gradients, so it is compared in the summary table only.
     columns = [row.overridden, row.true] + ([row.numeric] if row.numeric_kind == "full" else [])
@@ -189,47 +211,46 @@ def _summary_rows(table: Table, name: str, row) -> None:
         cells = []
         for column in columns:
             if column is None:
-                cells.append(Text("None", style="dim italic"))
+                cells.append(("None", "dim italic"))
             else:
                 with np.errstate(all="ignore"):
-                    cells.append(number_text(float(fn(np.asarray(column, dtype=np.float64)))))
+                    cells.append(_number(float(fn(np.asarray(column, dtype=np.float64)))))
         if row.numeric_kind != "full":
             note = {"directional": "directional:", "skipped": "skipped"}.get(row.numeric_kind, "")
-            cells.append(Text({"norm": note, "min": "see summary" if note == "directional:" else ""}
-                              .get(stat, ""), style="dim"))
-        table.add_row(spec_text(name) if stat == "norm" else "", stat, Text(""), *cells)
+            cells.append(({"norm": note, "min": "see summary" if note == "directional:" else ""}
+                          .get(stat, ""), "dim"))
+        rows.append([(printable(name) if stat == "norm" else "", ""), (stat, ""), ("", ""), *cells])
 
 
 def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def summary_table(result) -> Table:
-    table = _table("overridden vs true")
-    table.caption = ("o overridden, t true, n numeric (projected when directional); signs agree "
-                     "counts the elements where neither o nor t is NaN (NaN: there are none)")
-    table.caption_justify = "left"
-    for column in ("output/input", "cos(o,t)", "max|o−t|", "‖o‖", "‖t‖", "signs agree",
-                   "max|n−t|"):
-        table.add_column(column, justify="left" if column == "output/input" else "right")
-    for out, row in result.summary.items():
-        for name, s in row.items():
-            table.add_row(spec_text(f"{out}/{name}"), *(number_text(v, digits=4) for v in (
+def summary_table(result) -> TablePart:
+    columns = [(column, "left" if column == "output/input" else "right", "")
+               for column in ("output/input", "cos(o,t)", "max|o−t|", "‖o‖", "‖t‖", "signs agree",
+                              "max|n−t|")]
+    rows = [[(printable(f"{out}/{name}"), ""), *(_number(v, digits=4) for v in (
                 s.cosine, s.max_abs_diff, s.norm_overridden, s.norm_true, s.sign_agreement,
-                s.numeric_max_abs_diff)))
-    return table
+                s.numeric_max_abs_diff))]
+            for out, row in result.summary.items() for name, s in row.items()]
+    return TablePart("overridden vs true", columns, rows,
+                     caption="o overridden, t true, n numeric (projected when directional); signs "
+                             "agree counts the elements where neither o nor t is NaN (NaN: there "
+                             "are none)")
 
 
-def expect_text(result) -> Text:
+def expect_text(result) -> TextPart:
     if result.expect.passed:
-        return Text("expect: passed", style="bold green")
-    text = Text("expect: FAILED\n", style="bold red")
-    for failure in result.expect.failures:
-        text.append(f"  {printable(failure)}\n", style="red")
-    return text
+        return TextPart([("expect: passed", "")], "bold green")
+    return TextPart([("expect: FAILED\n", "")]
+                    + [(f"  {printable(failure)}\n", "red") for failure in result.expect.failures],
+                    "bold red")
 
 
-def result_renderables(result) -> list:
+def result_parts(result) -> list:
+    """What `run` shows of a result, in order: parts (render_parts), or a rich renderable
+    where only rich draws it (the training table)."""
     parts = [header(result), values_table(result)]
     parts += [gradient_table(result, out) for out in result.gradients]
     if result.summary:
@@ -239,18 +260,26 @@ def result_renderables(result) -> list:
     if result.expect is not None:
         parts.append(expect_text(result))
     if result.conventions:
-        parts.append(Text("\n".join(f"note: {printable(c.text)}" for c in result.conventions),
-                          style="dim"))
+        parts.append(TextPart([("\n".join(f"note: {printable(c.text)}" for c in result.conventions),
+                                "")], "dim"))
     if result.nonfinite:
-        parts.append(nonfinite_note(result.nonfinite))
+        parts.append(_nonfinite_part(result.nonfinite))
     if result.warnings:
-        parts.append(warnings_text(result.warnings))
+        parts.append(_warnings_part(result.warnings))
     return [p for p in parts if p is not None]
+
+
+def result_renderables(result) -> list:
+    return [to_rich(part) for part in result_parts(result)]
 
 
 def warnings_text(warnings) -> Text:
     """The run's warnings (an override that matched nothing, a loss summed), one per line."""
-    return Text("\n".join(f"warning: {printable(w)}" for w in warnings), style="yellow")
+    return to_rich(_warnings_part(warnings))
+
+
+def _warnings_part(warnings) -> TextPart:
+    return TextPart([("\n".join(f"warning: {printable(w)}" for w in warnings), "")], "yellow")
 
 
 # ----- non-finite provenance -----
@@ -267,23 +296,28 @@ def nonfinite_json(n) -> dict:
 
 def nonfinite_note(records) -> Text:
     """Where each NaN or infinity was born, one line per birth, naming the results it reached."""
+    return to_rich(_nonfinite_part(records))
+
+
+def _nonfinite_part(records) -> TextPart:
     births: dict[tuple, list] = {}
     for n in records:
         key = (n.phase, n.step, n.op, n.expr, n.location, n.born)
         births.setdefault(key, []).append(f"{printable(n.tensor)} ({_KIND_TEXT[n.value]})")
-    text = Text()
+    pieces = []
     for (phase, step, op, expr, location, born), reached in births.items():
         when = f"{phase} pass" if step is None else f"training step {step}"
-        text.append(f"non-finite: {when}: {_KIND_TEXT[born]} born at ", style="bold red")
-        text.append(printable(expr or op), style="bold")  # spec text: escaped
-        text.append(printable(f"  {location}" + (f" (op {op})" if op and expr else "")), style="red")
-        text.append(f"; reaches {', '.join(reached)}\n", style="red")
-    text.rstrip()
-    return text
+        pieces.append((f"non-finite: {when}: {_KIND_TEXT[born]} born at ", "bold red"))
+        pieces.append((printable(expr or op), "bold"))  # spec text: escaped
+        pieces.append((printable(f"  {location}" + (f" (op {op})" if op and expr else "")), "red"))
+        pieces.append((f"; reaches {', '.join(reached)}\n", "red"))
+    return TextPart(rstripped(pieces))
 
 
 def quiet_line(result) -> Text:
     """One line per experiment, for --quiet runs of many specs."""
+    from rich.text import Text
+
     name = printable(result.experiment.name)
     if result.expect is None:
         return Text(f"ran    {name} (no expect block)", style="dim")

@@ -12,7 +12,6 @@ as `--set KEY=VALUE`. Nothing here runs anything: the sweep package builds the g
 """
 from __future__ import annotations
 
-import json
 import math
 
 from gradcli.errors import SpecError
@@ -134,4 +133,6 @@ def set_text(key: str, value) -> str:
     (a string stays a string, a list a list)."""
     if isinstance(value, float) and not math.isfinite(value):  # JSON has no spelling for them
         return f"{key}={'.nan' if math.isnan(value) else ('.inf' if value > 0 else '-.inf')}"
+    import json  # only for a spec with a sweep: block (check and run of any other import no json)
+
     return f"{key}={json.dumps(value)}"

@@ -18,7 +18,7 @@ DEMO = "experiments/ste_sign_quantize_grad.yaml"
 HEAVY = ("numpy", "rich", "yaml", "torch", "jax", "tensorflow", "matplotlib", "dask")
 
 PROBE = """
-import json, sys
+import sys
 sys.argv = ["gradcli", *sys.argv[1:]]
 from gradcli.cli import main
 try:
@@ -28,6 +28,7 @@ except SystemExit as exc:
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(%r))
 ours = sorted(m for m in sys.modules if m.startswith("gradcli."))
 stdlib = sorted(m for m in sys.modules if "." not in m)
+import json  # after the lists: json is one of the modules a command may not need
 sys.stderr.write("\\nPROBE " + json.dumps({"code": code, "heavy": heavy, "ours": ours,
                                           "stdlib": stdlib}) + "\\n")
 """ % (HEAVY,)
@@ -74,6 +75,7 @@ def test_check_does_not_build_or_run():
     # a spec without data: or sweep: needs neither the data loaders (csv) nor the sweep checks
     assert not {"gradcli.data", "gradcli.spec.sweepcheck", "gradcli.spec.npz"} & set(found["ours"])
     assert "csv" not in found["stdlib"]
+    assert "json" not in found["stdlib"]  # spec/sweep.py's json only for a spec with sweep:
 
 
 def test_list_ops_and_gradients_import_neither_core_nor_spec():
@@ -92,12 +94,16 @@ def test_run_imports_no_framework_and_no_other_command():
     found = probe("run", DEMO)
     assert found["code"] == 0
     assert not {"torch", "jax", "tensorflow", "matplotlib", "dask"} & set(found["heavy"])
+    # off a terminal the tables are drawn without rich (render_plain; tests/cli/test_render_plain.py)
+    assert "rich" not in found["heavy"]
+    assert found["stdout"].startswith("╭") and "expect: passed" in found["stdout"]
     # compare's, plot's and sweep's machinery is not the demo's
     assert not {"gradcli.comparison", "gradcli.plot", "gradcli.sweep", "gradcli.curve",
                 "gradcli.render_compare", "gradcli.render_sweep"} & set(found["ours"])
     # the numpy backend's availability is numpy's __version__ once imported: no metadata read
     # (importlib.metadata brings email, zipfile...: 10-30 ms, for `list backends` only)
     assert "email" not in found["stdlib"] and "zipfile" not in found["stdlib"]
+    assert "json" not in found["stdlib"]  # only --format json and sweep: specs need it
 
 
 def test_library_import_is_lazy_and_complete():
