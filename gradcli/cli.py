@@ -199,7 +199,10 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
     runs = [run for group in groups for run in group]
     names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
-    results = [attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b, max_memory=max_memory,
+    # numeric=False: no compare output shows a numeric gradient, and on a framework backend
+    # the finite differences would cost more than everything it does show
+    results = [attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b, numeric=False,
+                                                              max_memory=max_memory,
                                                               progress=progress(err, False)), err)
                for name, (_, exp, b) in zip(names, runs)]
     _require_all(results, names)
