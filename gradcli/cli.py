@@ -2,7 +2,7 @@
 
 Exit codes: 0 success; 1 an expect block or a comparison not met; 2 a bad
 spec, bad arguments, a missing backend or output that cannot be written;
-130 interrupted (Ctrl-C); 141 stdout's reader went away. With several
+130 interrupted (Ctrl-C); 141 stdout's or stderr's reader went away. With several
 specs every one runs, and the exit code is the worst of theirs.
 
 Start-up: at module level only click and gradcli's light modules are imported. Each command
