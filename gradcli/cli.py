@@ -210,6 +210,11 @@ def compare(specs, backends, overrides, tolerance, fmt, max_memory) -> None:
     comparisons = [comparison.comparison([next(done) for _ in group],
                                          [label for label, _, _ in group], tolerance)
                    for group in groups]
+    from rich.text import Text
+
+    from .printable import printable_lines
+    for warning in (w for c in comparisons for w in c.warnings):
+        err.print(Text.assemble(("warning: ", "yellow"), printable_lines(warning)), soft_wrap=True)
     from . import render_compare as layout
 
     if fmt == "json":

@@ -16,6 +16,7 @@ from .printable import printable
 from .render_train import train_json, train_table
 
 ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
+NOTHING = "—"  # a cell with no number (an unconnected gradient): never Python's "None"
 
 
 # ----- spec text -----
@@ -29,7 +30,7 @@ def spec_text(text, style: str = "") -> Text:
 def number_text(value, *, differs: bool = False, digits: int = 6) -> Text:
     """A number for a table cell: NaN and inf stand out, a differing gradient is marked."""
     if value is None:
-        return Text("None", style="dim italic")
+        return Text(NOTHING, style="dim")
     v = float(value)
     if math.isnan(v) or math.isinf(v):
         return Text(str(v).replace("inf", "∞"), style="bold red")
@@ -185,7 +186,7 @@ def _summary_rows(table: Table, name: str, row) -> None:
         cells = []
         for column in columns:
             if column is None:
-                cells.append(Text("None", style="dim italic"))
+                cells.append(number_text(None))
             else:
                 with np.errstate(all="ignore"):
                     cells.append(number_text(float(fn(np.asarray(column, dtype=np.float64)))))
@@ -204,6 +205,9 @@ def summary_table(result) -> Table:
     table = _table("overridden vs true")
     table.caption = ("o overridden, t true, n numeric (projected when directional); signs agree "
                      "counts the elements where neither o nor t is NaN (NaN: there are none)")
+    if any(s.norm_overridden is None or s.norm_true is None
+           for row in result.summary.values() for s in row.values()):
+        table.caption += f"; {NOTHING}: unconnected (the output does not depend on the input)"
     table.caption_justify = "left"
     for column in ("output/input", "cos(o,t)", "max|o−t|", "‖o‖", "‖t‖", "signs agree",
                    "max|n−t|"):

@@ -35,7 +35,8 @@ def _comparison_doc(c, judged: bool) -> dict:
     return {"runs": c.labels, "within_tolerance": c.ok if judged else None,
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
-                      "excused": r.excused, "notes": r.notes} for r in c.rows],
+                      "excused": r.excused, "notes": r.notes, "present": r.present}
+                     for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
                        "max_diff": jsonable(r.max_diff), "within": r.within,
                        "excused": r.excused, "notes": r.notes} for r in c.train_rows],
@@ -82,12 +83,14 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
         columns = [*row.overridden, row.true]
         arrays = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64)) for c in columns]
         size = max((a.size for a in arrays if a is not None), default=0)
-        shown = range(size) if size <= ELEMENTWISE_LIMIT else [None]
+        shown = range(max(size, 1)) if size <= ELEMENTWISE_LIMIT else [None]  # 1: a line to say why
+        present = row.present or [True] * len(row.overridden)
+        missing = [ABSENT if not p else UNCONNECTED for p in [*present, present[0]]]  # true: run 0's
         for k in shown:
             cells = []
-            for a in arrays:
-                if a is None:
-                    cells.append(number_text(None))
+            for a, why in zip(arrays, missing):
+                if a is None:  # said once, on the row's first line
+                    cells.append(Text(why if k in (0, None) else "", style="dim"))
                 elif k is not None and k >= a.size:  # a smaller shape than another run's
                     cells.append(Text(""))
                 elif k is None:
@@ -102,6 +105,10 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
                           *(verdict if first else [Text("")] * len(verdict)))
         table.add_section()
     return table
+
+
+ABSENT = "absent"  # the run's spec has no such output/input pair
+UNCONNECTED = "unconnected"  # it has, but the output does not depend on the input
 
 
 def _verdict(row) -> Text:
@@ -214,7 +221,7 @@ def training_comparison_table(labels: list[str], rows, tolerance: float | None) 
         table.add_column(f"≤ {tolerance:g}")
     for row in rows:
         cells = [Text(v, style="dim") if isinstance(v, str)  # NOT_TRAINED
-                 else number_text(None) if v is None else _brief(np.asarray(v, dtype=np.float64))
+                 else Text(ABSENT, style="dim") if v is None else _brief(np.asarray(v, dtype=np.float64))
                  for v in row.values]
         verdict = [] if tolerance is None else [_verdict(row)]
         table.add_row(spec_text(row.quantity), *cells, number_text(row.max_diff), *verdict)

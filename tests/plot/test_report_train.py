@@ -87,7 +87,7 @@ def expected_rows(train: dict, per_epoch: int | None, shown: list[int]) -> list[
         metric = [train["metrics"][m][p][k] if k < len(train["metrics"][m][p]) else None
                   for m, p in parts]
         rows.append([str(step), *([epoch(step, per_epoch)] if per_epoch else []), number(loss),
-                     *("None" if v is None else number(v) for v in metric)])
+                     *("—" if v is None else number(v) for v in metric)])
     rows.append(["final", *([""] if per_epoch else []), number(train["final"]["loss"]),
                  *(number(train["final"][m][p]) for m, p in parts)])
     return rows
