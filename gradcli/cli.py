@@ -119,7 +119,8 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
         if fmt == "table":
             _show_table(outcome, out, err, quiet, to_file=target is not None)
     results = [o for o in outcomes if not isinstance(o, Failure)]
-    text = _formatted(fmt, outcomes, tables_file) if results else None
+    # a tool format is a document even when every spec failed: the consumer gets the errors
+    text = _formatted(fmt, outcomes, tables_file) if results or fmt != "table" else None
     if text is not None:
         if target is None:
             outputs.write_stdout(text)
