@@ -10,7 +10,7 @@ from rich.text import Text
 
 from .printable import printable
 from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
-from .render_train import shown_steps, train_json
+from .render_train import evaluation_loss, shown_steps, train_json
 
 
 def comparison_json(comparisons: list, tolerance: float | None) -> str:
@@ -142,11 +142,15 @@ def curve_tables(labels: list[str], results) -> list:
     trained = [(label, r.train) for label, r in zip(labels, results) if r.train is not None]
     if not trained:
         return []
-    length = max(len(t.loss) for _, t in trained)
-    marks = {s for _, t in trained for s in t.eval_steps}
-    shown, note = shown_steps(length, marks)
-    tables = [_curve_table("training loss side by side", note, trained, shown,
-                           lambda t, k: t.loss[k] if k < len(t.loss) else "",
+    evaluations = sorted({s for _, t in trained if t.metrics for s in t.eval_steps})
+    if evaluations:  # as run's training table: a row per evaluation, as the metrics' tables
+        shown, note = shown_steps(len(evaluations), unit="evaluation")
+        shown, loss_at = [evaluations[k] for k in shown], evaluation_loss
+    else:  # as run's table without metrics: the loss per step
+        shown, note = shown_steps(max(len(t.loss) for _, t in trained),
+                                  {s for _, t in trained for s in t.eval_steps})
+        loss_at = _step_loss
+    tables = [_curve_table("training loss side by side", note, trained, shown, loss_at,
                            lambda t: t.final_loss)]
     for metric, part in dict.fromkeys((m, p) for _, t in trained for m, parts in t.metrics.items()
                                       for p in parts):
@@ -167,6 +171,10 @@ def curve_tables(labels: list[str], results) -> list:
                                    t.final_metrics.get(metric, {}).get(part, "")))
     tables.append(final_table(trained))
     return tables
+
+
+def _step_loss(t, step: int):
+    return t.loss[step] if step < len(t.loss) else ""  # "": the run has no such step
 
 
 def _curve_table(title: str, note: str, trained: list, steps: list, value_at, final) -> Table:
