@@ -79,7 +79,7 @@ def cli() -> None:
               help="Change a spec key, e.g. --set inputs.x=[1,2,3] --set train.steps=5 (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table for people; json (one document on stdout), markdown or csv for tools.")
-@click.option("--output", default=None, metavar="FILE",
+@click.option("--output", "-o", default=None, metavar="FILE",
               help="Write the output to this file instead of stdout (tables as plain text). A "
                    "regular file is replaced atomically; a read-only file, the spec or a "
                    "missing folder is refused (no folders are created).")

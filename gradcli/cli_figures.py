@@ -46,7 +46,7 @@ def plot() -> None:
 @click.option("--backend", default=None, callback=backend_option,
               help="Run on this backend instead of the spec's.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
-@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
+@click.option("--output", "-o", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
 @max_memory
 @reports_errors
 def plot_curve(spec, name, span, points, element, backend, overrides, output, max_memory) -> None:
@@ -72,7 +72,7 @@ def plot_curve(spec, name, span, points, element, backend, overrides, output, ma
 @click.option("--backends", default=None, metavar="B1,B2,...", callback=backends_option,
               help="One line per backend.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
-@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
+@click.option("--output", "-o", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
 @max_memory
 @reports_errors
 def plot_train(specs, backends, overrides, output, max_memory) -> None:
@@ -99,7 +99,7 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
 @click.option("--x", "x", required=True, metavar="KEY", help="The swept key along x.")
 @click.option("--y", "y", required=True, metavar="COLUMN", help="The results.csv column drawn.")
 @click.option("--hue", default=None, metavar="KEY", help="One line per value of this swept key.")
-@click.option("--output", default=None, metavar="FILE", help="Default: <sweep name>-sweep.png.")
+@click.option("--output", "-o", default=None, metavar="FILE", help="Default: <sweep name>-sweep.png.")
 @reports_errors
 def plot_sweep(directory, x, y, hue, output) -> None:
     """A column of DIR's results.csv against a swept key: mean line and ±1 std band over
@@ -121,7 +121,7 @@ def plot_sweep(directory, x, y, hue, output) -> None:
 @click.option("--backend", default=None, callback=backend_option,
               help="Run on this backend instead of the spec's (specs only).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run (specs only).")
-@click.option("--output", default="report.html", show_default=True, metavar="FILE")
+@click.option("--output", "-o", default="report.html", show_default=True, metavar="FILE")
 @max_memory
 @reports_errors
 def report(specs, backend, overrides, output, max_memory) -> None:
