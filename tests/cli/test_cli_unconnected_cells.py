@@ -103,3 +103,18 @@ def test_report_shows_no_none(tmp_path):
     assert ">None<" not in page
     assert '<td class="name">z</td><td class="name">[0]</td><td class="">5</td>' \
            '<td class="">—</td>' in page
+
+
+def test_compare_csv_and_markdown_carry_absence(tmp_path):
+    import csv
+    import io
+
+    square, cube = spec(tmp_path, "square", SQUARE), spec(tmp_path, "cube", CUBE)
+    table = invoke("compare", square, cube, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(table.stdout)))
+    present = {(r["output"], r["run"]): r["value"] for r in rows if r["kind"] == "present"}
+    assert present == {("task", "0"): "true", ("task", "1"): "false",
+                       ("out", "0"): "false", ("out", "1"): "true"}
+    markdown = invoke("compare", square, cube, "--format", "markdown").stdout
+    assert "| `task/x` | [2.0, 4.0] | absent |" in markdown
+    assert "| `out/x` | absent | [3.0, 12.0] |" in markdown
