@@ -193,23 +193,23 @@ class Stdout:
     """sys.stdout for rich's Console, whose failed writes (a full disk, a closed pipe)
     become an OutputError instead of a traceback."""
 
-    name = "stdout"
+    _which = "stdout"  # not `name`: that is the stream's own attribute, passed through below
 
     @property
     def _stream(self):
-        return getattr(sys, self.name)  # as it is now: tests swap sys.stdout and sys.stderr
+        return getattr(sys, self._which)  # as it is now: tests swap sys.stdout and sys.stderr
 
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
         except OSError as exc:
-            raise stream_failed(self.name, exc) from None
+            raise stream_failed(self._which, exc) from None
 
     def flush(self) -> None:
         try:
             self._stream.flush()
         except OSError as exc:
-            raise stream_failed(self.name, exc) from None
+            raise stream_failed(self._which, exc) from None
 
     def __getattr__(self, name):  # isatty, fileno, encoding: as the stream has them now
         return getattr(self._stream, name)
@@ -219,11 +219,7 @@ class Stderr(Stdout):
     """sys.stderr, the same way: its reader going away (`gradcli ... 2>&1 | head -1`) ends
     the command as a closed stdout does (141), not with rich's exit 1 ("expect failed")."""
 
-    name = "stderr"
-
-
-def stdout_failed(exc: OSError) -> OutputError:
-    return stream_failed("stdout", exc)
+    _which = "stderr"
 
 
 def stream_failed(name: str, exc: OSError) -> OutputError:
