@@ -2,7 +2,7 @@
 
 Exit codes: 0 success; 1 an expect block or a comparison not met; 2 a bad
 spec, bad arguments, a missing backend or output that cannot be written;
-130 interrupted (Ctrl-C); 141 stdout's reader went away. With several
+130 interrupted (Ctrl-C); 141 stdout's or stderr's reader went away. With several
 specs every one runs, and the exit code is the worst of theirs.
 
 Start-up: at module level only click and gradcli's light modules are imported. Each command
@@ -80,7 +80,7 @@ def cli() -> None:
               help="Change a spec key, e.g. --set inputs.x=[1,2,3] --set train.steps=5 (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table for people; json (one document on stdout), markdown or csv for tools.")
-@click.option("--output", default=None, metavar="FILE",
+@click.option("--output", "-o", default=None, metavar="FILE",
               help="Write the output to this file instead of stdout (tables as plain text). A "
                    "regular file is replaced atomically; a read-only file, the spec or a "
                    "missing folder is refused (no folders are created).")
@@ -118,7 +118,8 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
         if fmt == "table":
             _show_table(outcome, out, err, quiet, to_file=target is not None)
     results = [o for o in outcomes if not isinstance(o, Failure)]
-    text = _formatted(fmt, outcomes, tables_file) if results else None
+    # a tool format is a document even when every spec failed: the consumer gets the errors
+    text = _formatted(fmt, outcomes, tables_file) if results or fmt != "table" else None
     if text is not None:
         if target is None:
             outputs.write_stdout(text)
@@ -212,7 +213,10 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
     runs = [run for group in groups for run in group]
     names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
-    results = [attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b, max_memory=max_memory,
+    # numeric=False: no compare output shows a numeric gradient, and on a framework backend
+    # the finite differences would cost more than everything it does show
+    results = [attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b, numeric=False,
+                                                              max_memory=max_memory,
                                                               progress=progress(err, False)), err)
                for name, (_, exp, b) in zip(names, runs)]
     _require_all(results, names)
@@ -220,6 +224,11 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
     comparisons = [comparison.comparison([next(done) for _ in group],
                                          [label for label, _, _ in group], tolerance)
                    for group in groups]
+    from rich.text import Text
+
+    from .printable import printable_lines
+    for warning in (w for c in comparisons for w in c.warnings):
+        err.print(Text.assemble(("warning: ", "yellow"), printable_lines(warning)), soft_wrap=True)
     from . import render_compare as layout
 
     layout.write_comparisons(comparisons, tolerance, fmt, out, output, specs)

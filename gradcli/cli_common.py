@@ -39,10 +39,10 @@ def consoles(quiet: bool = False) -> tuple[Console, Console]:
     from rich.console import Console
 
     no_color = bool(os.environ.get("NO_COLOR"))
-    stdout = outputs.Stdout()
+    stdout, stderr = outputs.Stdout(), outputs.Stderr()
     return (Console(file=stdout, no_color=no_color, quiet=quiet, highlight=False,
                     width=_width(stdout)),
-            Console(stderr=True, no_color=no_color, highlight=False, width=_width(sys.stderr)))
+            Console(file=stderr, no_color=no_color, highlight=False, width=_width(stderr)))
 
 
 class _LazyConsole:
@@ -105,6 +105,12 @@ def reports_errors(command):
     @functools.wraps(command)
     def wrapper(*args, debug: bool = False, **kwargs):
         click.get_current_context().meta["gradcli.debug"] = debug
+        try:
+            reporting(*args, debug=debug, **kwargs)
+        except outputs.ClosedPipe as exc:  # also while saying an error, on a closed stderr
+            raise SystemExit(exc.exit_code) from None
+
+    def reporting(*args, debug: bool, **kwargs):
         try:
             command(*args, **kwargs)
             outputs.flush_stdout()  # a full disk shows here, as an error, not at exit

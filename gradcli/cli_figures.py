@@ -39,24 +39,30 @@ def plot() -> None:
               help="The values swept (default: the input's own min..max, widened).")
 @click.option("--points", type=int, default=401, show_default=True,
               help="How many values of the input are swept, evenly over the range (2 to 100000).")
+@click.option("--element", default=None, metavar="INDEX",
+              help="The input's element whose gradients are drawn: one index per dimension, "
+                   "e.g. 3 or 0,5 (default: the element with the largest |overridden gradient| "
+                   "at the spec's values; the figure's title says which).")
 @click.option("--backend", default=None, callback=backend_option,
               help="Run on this backend instead of the spec's.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
-@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
+@click.option("--output", "-o", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
 @max_memory
 @reports_errors
-def plot_curve(spec, name, span, points, backend, overrides, output, max_memory) -> None:
+def plot_curve(spec, name, span, points, element, backend, overrides, output, max_memory) -> None:
     """The forward value, true derivative, overridden gradient and numeric derivative of
-    SPEC's first output along one input swept elementwise (the straight-through figure)."""
+    SPEC's first output along one input swept elementwise (the straight-through figure):
+    every element of the input takes each value, and one element's gradients are drawn."""
     from . import curve
     from .plot import figure_bytes, figure_target
     from .plot.curve import curve_figure
     out, err = consoles()
     span = curve.parse_range(span) if span is not None else None
+    element = curve.parse_element(element) if element is not None else None
     experiment = load_one(spec, overrides, False, err, output)
     target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
-                       span=span, points=points, max_memory=max_memory)
+                       span=span, points=points, max_memory=max_memory, element=element)
     outputs.write_file(target, figure_bytes(curve_figure(data), fmt), shown)
     _wrote(out, shown)
 
@@ -66,7 +72,7 @@ def plot_curve(spec, name, span, points, backend, overrides, output, max_memory)
 @click.option("--backends", default=None, metavar="B1,B2,...", callback=backends_option,
               help="One line per backend.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
-@click.option("--output", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
+@click.option("--output", "-o", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
 @max_memory
 @reports_errors
 def plot_train(specs, backends, overrides, output, max_memory) -> None:
@@ -93,7 +99,7 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
 @click.option("--x", "x", required=True, metavar="KEY", help="The swept key along x.")
 @click.option("--y", "y", required=True, metavar="COLUMN", help="The results.csv column drawn.")
 @click.option("--hue", default=None, metavar="KEY", help="One line per value of this swept key.")
-@click.option("--output", default=None, metavar="FILE", help="Default: <sweep name>-sweep.png.")
+@click.option("--output", "-o", default=None, metavar="FILE", help="Default: <sweep name>-sweep.png.")
 @reports_errors
 def plot_sweep(directory, x, y, hue, output) -> None:
     """A column of DIR's results.csv against a swept key: mean line and ±1 std band over
@@ -115,7 +121,7 @@ def plot_sweep(directory, x, y, hue, output) -> None:
 @click.option("--backend", default=None, callback=backend_option,
               help="Run on this backend instead of the spec's (specs only).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run (specs only).")
-@click.option("--output", default="report.html", show_default=True, metavar="FILE")
+@click.option("--output", "-o", default="report.html", show_default=True, metavar="FILE")
 @max_memory
 @reports_errors
 def report(specs, backend, overrides, output, max_memory) -> None:

@@ -44,7 +44,7 @@ TIMEOUT_VARIABLE = "GRADCLI_DASK_TIMEOUT"  # how long to try reaching --schedule
                    "with the same DIR resumes, skipping the runs already there.")
 @click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table",
               show_default=True, help="The grouped report: a table, JSON, or CSV (one row per group).")
-@click.option("--output", default=None, metavar="FILE",
+@click.option("--output", "-o", default=None, metavar="FILE",
               help="Write the report to this file instead of stdout.")
 @click.option("--numeric/--no-numeric", default=False, show_default=True,
               help="Also compute each run's finite-difference gradients (the report does not use "

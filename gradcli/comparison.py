@@ -34,6 +34,8 @@ class ComparisonRow(_Excusable):
     max_diff: float | None   # largest |difference| from the first run
     within: bool | None      # None without a tolerance
     notes: list = Factory(list)  # conventions that explain a difference
+    present: list = Factory(list)  # one per run: False where that run has no such pair at all
+                                   # ("absent"; None in overridden is then no unconnected gradient)
 
 
 @record(frozen=False)
@@ -61,13 +63,25 @@ class Comparison:
     rows: list[ComparisonRow]
     train_rows: list[TrainingComparisonRow]
     ok: bool
+    warnings: list = Factory(list)
 
 
 def comparison(results: list, labels: list[str], tolerance: float | None) -> Comparison:
     """compare and compare_training together; ok only when both agree."""
     rows, gradients_ok = compare(results, tolerance, labels)
     train_rows, training_ok = compare_training(results, tolerance, rows)
-    return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok)
+    return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok,
+                      _unshared(labels, rows))
+
+
+def _unshared(labels: list[str], rows: list[ComparisonRow]) -> list[str]:
+    """A warning when no output/input pair is in every run: every row then differs only because
+    the specs have different outputs or inputs, and nothing was compared."""
+    if not rows or any(all(row.present) for row in rows):
+        return []
+    has = "; ".join(f"{label} has " + ", ".join(f"{r.output}/{r.input}" for r in rows if r.present[k])
+                    for k, label in enumerate(labels))
+    return [f"the compared runs share no output/input pair, so no gradient was compared ({has})"]
 
 
 def compare(results: list, tolerance: float | None = None,
@@ -89,9 +103,12 @@ def compare(results: list, tolerance: float | None = None,
         grads = [_get(r, out, name, "overridden") for r in results]
         notes = [f"{label}: {c.text}" for label, r in zip(labels, results)
                  for c in r.conventions if (c.output, c.input) == (out, name)]
+        present = [name in r.gradients.get(out, {}) for r in results]
         max_diff, within = _agreement(grads, tolerance, float32)
+        if not all(present):  # a pair a spec lacks is no unconnected gradient: nothing to compare
+            max_diff, within = None, None if tolerance is None else False
         row = ComparisonRow(out, name, grads, _get(results[0], out, name, "true"), max_diff, within,
-                            notes)
+                            notes, present)
         ok = ok and (within is not False or row.excused)
         rows.append(row)
     return rows, ok

@@ -1,9 +1,12 @@
 """The data behind the curve figure: one input swept along x, the output's value and gradients.
 
 Every element of the input takes each value of the sweep in turn (the other
-inputs keep theirs); the series are the first output's element 0 and the
-gradients' element 0 -- for an elementwise spec, f(x), f'(x) and the gradient
-used in its place. The spec is built once; each point replays it with a new
+inputs keep theirs); the series are one element of the gradients (by default
+the one whose overridden gradient is largest in magnitude at the spec's own
+values: element 0 of a digits network's first weights may multiply a pixel
+that is always 0) and the first output's same element (element 0 unless the
+output is shaped like the input) -- for an elementwise spec, f(x), f'(x) and
+the gradient used in its place. The spec is built once; each point replays it with a new
 input value (the numpy core assigns a variable; eager frameworks build again).
 Plain numpy arrays out: the plot only draws them.
 """
@@ -28,12 +31,16 @@ class Curve:
     backend: str
     output: str           # the output plotted ("y", or "y[0]", "y[0, 0]" for a tensor)
     input: str            # the input swept (every element of it takes each x)
-    element: str          # "" for a scalar input, "[0]", "[0, 0]": the gradient's element plotted
+    element: str          # "" for a scalar input, "[0]", "[0, 3]": the gradient's element plotted
     x: np.ndarray
     forward: np.ndarray
     true: np.ndarray | None        # None where the spec's gradient is None (not connected)
     overridden: np.ndarray | None
     numeric: np.ndarray
+    chosen: str = ""      # why that element: "" when asked for (--element), else the rule's words
+
+
+LARGEST = "the largest |overridden gradient| at the spec's values"
 
 
 def parse_range(text: str) -> tuple[float, float]:
@@ -46,6 +53,44 @@ def parse_range(text: str) -> tuple[float, float]:
     if lo is None or not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
         raise GradcliError(f"--range must be LOW:HIGH with finite LOW < HIGH (e.g. -3:3), not {text!r}")
     return lo, hi
+
+
+def parse_element(text: str) -> tuple[int, ...]:
+    """'3' -> (3,), '0,5' or '[0, 5]' -> (0, 5); a clear error for anything else (the shape is
+    checked when the input is known)."""
+    inner = text.strip().removeprefix("[").removesuffix("]")
+    try:
+        index = tuple(int(part) for part in inner.split(","))
+    except ValueError:
+        index = ()
+    if not index or any(i < 0 for i in index):
+        raise GradcliError(f"--element must be an index of the input, one non-negative integer "
+                           f"per dimension (e.g. 3, or 0,5 for a matrix), not {text!r}")
+    return index
+
+
+def check_element(name: str, shape: tuple, index: tuple) -> tuple:
+    """index, if it names an element of input `name` (of that shape); else a clear error."""
+    shown = ",".join(map(str, index))
+    if not shape:
+        raise GradcliError(f"--element {shown}: input {name!r} is a scalar, it has no elements "
+                           "to choose from; leave --element out")
+    if len(index) != len(shape) or any(i >= n for i, n in zip(index, shape)):
+        bounds = ",".join(f"0..{n - 1}" for n in shape)
+        raise GradcliError(f"--element {shown} is not an element of input {name!r}, of shape "
+                           f"{tuple(shape)}: give {len(shape)} ind{'ex' if len(shape) == 1 else 'ices'} "
+                           f"within {bounds}")
+    return index
+
+
+def largest_element(gradient, shape: tuple) -> tuple:
+    """The index of the largest |gradient| (the first of ties; NaN never wins); element 0 when
+    there is no gradient (unconnected) or no finite one."""
+    if gradient is None or not shape:
+        return (0,) * len(shape)
+    size = np.abs(np.asarray(gradient, dtype=np.float64)).ravel()
+    size = np.where(np.isnan(size), -1.0, size)
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(size)), shape))
 
 
 def default_range(value) -> tuple[float, float]:
@@ -94,24 +139,33 @@ def elementwise_inputs(result) -> list[str]:
 
 
 def sweep(experiment, name: str, *, backend: str | None = None, span: tuple | None = None,
-          points: int = POINTS, program=None, max_memory: int | None = None) -> Curve:
+          points: int = POINTS, program=None, max_memory: int | None = None,
+          element: tuple | None = None) -> Curve:
     """Replay the spec at every point of the sweep; program reuses an already built one.
+    `element`: the input's element whose gradients are drawn (default: the largest
+    |overridden gradient| at the spec's own values).
 
     The build and every replay run under the same memory budget as runner.run.
     """
     with runner.budget(max_memory):
-        return _sweep(experiment, name, backend, span, points, program)
+        return _sweep(experiment, name, backend, span, points, program, element)
 
 
-def _sweep(experiment, name, backend, span, points, program) -> Curve:
+def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
     problem = sweepable(experiment, name)
     if problem:
         raise GradcliError(problem)
     if not 2 <= points <= MAX_POINTS:
         raise GradcliError(f"--points must be between 2 and {MAX_POINTS}, not {points}")
+    base = np.asarray(experiment.inputs[name].value)
+    if element is not None:
+        check_element(name, base.shape, element)
     program = program or backends.build(experiment, backend)
     out = experiment.outputs[0].name
-    base = np.asarray(experiment.inputs[name].value)
+    chosen = ""
+    if element is None:
+        chosen = LARGEST if base.ndim else ""
+        element = largest_element(program.gradients_at({name: base}, out, name)[0], base.shape)
     lo, hi = span or default_range(base)
     xs = np.linspace(lo, hi, points)
     weights = experiment.grad_ys.get(out)
@@ -122,32 +176,32 @@ def _sweep(experiment, name, backend, span, points, program) -> Curve:
         y = np.asarray(program.output_at({name: value}, out), dtype=np.float64)
         return float(np.sum(weights * y))
 
-    forward, overridden, true, numeric, shape = [], [], [], [], ()
+    forward, overridden, true, numeric, at = [], [], [], [], ()
     with np.errstate(all="ignore"):
         for t in xs:
             value = np.full(base.shape, t, dtype=base.dtype)
-            y = program.output_at({name: value}, out)
-            forward.append(_first(y))
-            shape = np.shape(y)
+            y = np.asarray(program.output_at({name: value}, out))
+            at = element if y.shape == base.shape else (0,) * y.ndim  # elementwise: the same one
+            forward.append(_element(y, at))
             over, tru = program.gradients_at({name: value}, out, name)
-            overridden.append(_first(over))
-            true.append(_first(tru))
+            overridden.append(_element(over, element))
+            true.append(_element(tru, element))
             up, down = value.copy(), value.copy()
-            up.flat[0] += step
-            down.flat[0] -= step
+            up[element] += step
+            down[element] -= step
             numeric.append((objective(up) - objective(down)) / (2 * step))
-    return Curve(experiment.name, backend or experiment.backend,
-                 f"{out}{_first_index(len(shape))}", name, _first_index(base.ndim),
-                 xs, np.array(forward), _series(true), _series(overridden), np.array(numeric))
+    return Curve(experiment.name, backend or experiment.backend, f"{out}{_index_text(at)}", name,
+                 _index_text(element), xs, np.array(forward), _series(true), _series(overridden),
+                 np.array(numeric), chosen)
 
 
-def _first_index(ndim: int) -> str:
-    """The index of element 0 in full: "" for a scalar, "[0]", "[0, 0]" for a matrix."""
-    return "" if ndim == 0 else "[" + ", ".join(["0"] * ndim) + "]"
+def _index_text(index: tuple) -> str:
+    """An element's index in full: "" for a scalar, "[3]", "[0, 5]" for a matrix."""
+    return "" if not index else "[" + ", ".join(map(str, index)) + "]"
 
 
-def _first(value) -> float | None:
-    return None if value is None else float(np.asarray(value, dtype=np.float64).flat[0])
+def _element(value, index: tuple) -> float | None:
+    return None if value is None else float(np.asarray(value, dtype=np.float64)[index])
 
 
 def _series(values: list) -> np.ndarray | None:

@@ -26,7 +26,7 @@ class OutputError(GradcliError):
 
 
 class ClosedPipe(OutputError):
-    """stdout's reader went away (`gradcli run ... | head`): stop quietly, as a command
+    """stdout's (or stderr's) reader went away (`gradcli run ... | head`): stop quietly, as a command
     killed by SIGPIPE would (exit 128 + 13)."""
 
     exit_code = 141
@@ -232,31 +232,47 @@ class Stdout:
     """sys.stdout for rich's Console, whose failed writes (a full disk, a closed pipe)
     become an OutputError instead of a traceback."""
 
+    _which = "stdout"  # not `name`: that is the stream's own attribute, passed through below
+
+    @property
+    def _stream(self):
+        return getattr(sys, self._which)  # as it is now: tests swap sys.stdout and sys.stderr
+
     def write(self, text: str) -> int:
         try:
-            return sys.stdout.write(text)
+            return self._stream.write(text)
         except OSError as exc:
-            raise stdout_failed(exc) from None
+            raise stream_failed(self._which, exc) from None
 
     def flush(self) -> None:
         try:
-            sys.stdout.flush()
+            self._stream.flush()
         except OSError as exc:
-            raise stdout_failed(exc) from None
+            raise stream_failed(self._which, exc) from None
 
-    def __getattr__(self, name):  # isatty, fileno, encoding: as sys.stdout has them now
-        return getattr(sys.stdout, name)
+    def __getattr__(self, name):  # isatty, fileno, encoding: as the stream has them now
+        return getattr(self._stream, name)
 
 
-def stdout_failed(exc: OSError) -> OutputError:
-    """The error for a failed stdout write; stdout is pointed at /dev/null so that
-    Python's own flush at exit does not fail a second time with a traceback."""
+class Stderr(Stdout):
+    """sys.stderr, the same way: its reader going away (`gradcli ... 2>&1 | head -1`) ends
+    the command as a closed stdout does (141), not with rich's exit 1 ("expect failed")."""
+
+    _which = "stderr"
+
+
+def stream_failed(name: str, exc: OSError) -> OutputError:
+    """The error for a failed write to sys.<name>; the stream is pointed at /dev/null so that
+    Python's own flush at exit (or a message about this very error) does not fail a second
+    time with a traceback."""
+    stream = getattr(sys, name)
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
         os.close(devnull)
     except (OSError, ValueError, AttributeError):  # no real file descriptor (tests)
         pass
     if exc.errno == errno.EPIPE:
         return ClosedPipe("")
-    return OutputError(f"cannot write to standard output: {exc.strerror or exc}")
+    where = "standard output" if name == "stdout" else "standard error"
+    return OutputError(f"cannot write to {where}: {exc.strerror or exc}")

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 ELEMENTWISE_LIMIT = 24  # tensors up to this size are shown element by element
+NOTHING = "—"  # a cell with no number (an unconnected gradient): never Python's "None"
 
 
 # ----- spec text -----
@@ -40,7 +41,7 @@ def number_text(value, *, differs: bool = False, digits: int = 6) -> Text:
 
 def _number(value, differs: bool = False, digits: int = 6) -> Styled:
     if value is None:
-        return "None", "dim italic"
+        return NOTHING, "dim"
     v = float(value)
     if math.isnan(v) or math.isinf(v):
         return str(v).replace("inf", "∞"), "bold red"
@@ -211,7 +212,7 @@ def _summary_rows(rows: list, name: str, row) -> None:
         cells = []
         for column in columns:
             if column is None:
-                cells.append(("None", "dim italic"))
+                cells.append(_number(None))
             else:
                 with np.errstate(all="ignore"):
                     cells.append(_number(float(fn(np.asarray(column, dtype=np.float64)))))
@@ -234,10 +235,12 @@ def summary_table(result) -> TablePart:
                 s.cosine, s.max_abs_diff, s.norm_overridden, s.norm_true, s.sign_agreement,
                 s.numeric_max_abs_diff))]
             for out, row in result.summary.items() for name, s in row.items()]
-    return TablePart("overridden vs true", columns, rows,
-                     caption="o overridden, t true, n numeric (projected when directional); signs "
-                             "agree counts the elements where neither o nor t is NaN (NaN: there "
-                             "are none)")
+    caption = ("o overridden, t true, n numeric (projected when directional); signs agree counts "
+               "the elements where neither o nor t is NaN (NaN: there are none)")
+    if any(s.norm_overridden is None or s.norm_true is None
+           for row in result.summary.values() for s in row.values()):
+        caption += f"; {NOTHING}: unconnected (the output does not depend on the input)"
+    return TablePart("overridden vs true", columns, rows, caption=caption)
 
 
 def expect_text(result) -> TextPart:

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from .printable import printable
 from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
-from .render_train import shown_steps, train_json
+from .render_train import evaluation_loss, shown_steps, train_json
 
 
 def write_comparisons(comparisons: list, tolerance: float | None, fmt: str, out,
@@ -57,7 +57,8 @@ def _comparison_doc(c, judged: bool) -> dict:
     return {"runs": c.labels, "within_tolerance": c.ok if judged else None,
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
-                      "excused": r.excused, "notes": r.notes} for r in c.rows],
+                      "excused": r.excused, "notes": r.notes, "present": r.present}
+                     for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
                        "max_diff": jsonable(r.max_diff), "within": r.within,
                        "excused": r.excused, "notes": r.notes} for r in c.train_rows],
@@ -104,12 +105,14 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
         columns = [*row.overridden, row.true]
         arrays = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64)) for c in columns]
         size = max((a.size for a in arrays if a is not None), default=0)
-        shown = range(size) if size <= ELEMENTWISE_LIMIT else [None]
+        shown = range(max(size, 1)) if size <= ELEMENTWISE_LIMIT else [None]  # 1: a line to say why
+        present = row.present or [True] * len(row.overridden)
+        missing = [ABSENT if not p else UNCONNECTED for p in [*present, present[0]]]  # true: run 0's
         for k in shown:
             cells = []
-            for a in arrays:
-                if a is None:
-                    cells.append(number_text(None))
+            for a, why in zip(arrays, missing):
+                if a is None:  # said once, on the row's first line
+                    cells.append(Text(why if k in (0, None) else "", style="dim"))
                 elif k is not None and k >= a.size:  # a smaller shape than another run's
                     cells.append(Text(""))
                 elif k is None:
@@ -124,6 +127,10 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
                           *(verdict if first else [Text("")] * len(verdict)))
         table.add_section()
     return table
+
+
+ABSENT = "absent"  # the run's spec has no such output/input pair
+UNCONNECTED = "unconnected"  # it has, but the output does not depend on the input
 
 
 def _verdict(row) -> Text:
@@ -157,11 +164,15 @@ def curve_tables(labels: list[str], results) -> list:
     trained = [(label, r.train) for label, r in zip(labels, results) if r.train is not None]
     if not trained:
         return []
-    length = max(len(t.loss) for _, t in trained)
-    marks = {s for _, t in trained for s in t.eval_steps}
-    shown, note = shown_steps(length, marks)
-    tables = [_curve_table("training loss side by side", note, trained, shown,
-                           lambda t, k: t.loss[k] if k < len(t.loss) else "",
+    evaluations = sorted({s for _, t in trained if t.metrics for s in t.eval_steps})
+    if evaluations:  # as run's training table: a row per evaluation, as the metrics' tables
+        shown, note = shown_steps(len(evaluations), unit="evaluation")
+        shown, loss_at = [evaluations[k] for k in shown], evaluation_loss
+    else:  # as run's table without metrics: the loss per step
+        shown, note = shown_steps(max(len(t.loss) for _, t in trained),
+                                  {s for _, t in trained for s in t.eval_steps})
+        loss_at = _step_loss
+    tables = [_curve_table("training loss side by side", note, trained, shown, loss_at,
                            lambda t: t.final_loss)]
     for metric, part in dict.fromkeys((m, p) for _, t in trained for m, parts in t.metrics.items()
                                       for p in parts):
@@ -193,6 +204,10 @@ def _final_step(trained: list, metric: str, part: str, steps: list) -> int | Non
                             for t in having):
         return None
     return steps[-1]
+
+
+def _step_loss(t, step: int):
+    return t.loss[step] if step < len(t.loss) else ""  # "": the run has no such step
 
 
 def _curve_table(title: str, note: str, trained: list, steps: list, value_at, final,
@@ -251,7 +266,7 @@ def training_comparison_table(labels: list[str], rows, tolerance: float | None) 
         table.add_column(f"≤ {tolerance:g}")
     for row in rows:
         cells = [Text(v, style="dim") if isinstance(v, str)  # NOT_TRAINED
-                 else number_text(None) if v is None else _brief(np.asarray(v, dtype=np.float64))
+                 else Text(ABSENT, style="dim") if v is None else _brief(np.asarray(v, dtype=np.float64))
                  for v in row.values]
         verdict = [] if tolerance is None else [_verdict(row)]
         table.add_row(spec_text(row.quantity), *cells, number_text(row.max_diff), *verdict)

@@ -57,6 +57,9 @@ def _comparison_rows(c: dict):
         place = (r["output"], r["input"], "", "", "")
         for run, value in enumerate(r["overridden"]):
             yield from csv_leaves(("gradients", run, *place, "overridden"), value)
+        for run, present in enumerate(r["present"]):
+            if not present:  # only the exception: a table of specs that share every pair is as before
+                yield ("gradients", run, *place, "present", "", csv_value(present))
         yield from csv_leaves(("gradients", "", *place, "true"), r["true"])
         yield from _verdict_rows("gradients", place, r)
     for r in c["train"]:
@@ -138,7 +141,9 @@ def _md_comparison(c: dict) -> list[str]:
     lines = []
     if c["rows"]:
         lines += md_table("gradients side by side", ["output/input", *runs, "true", *verdict],
-                          [[md_code(f"{r['output']}/{r['input']}"), *map(md_value, r["overridden"]),
+                          [[md_code(f"{r['output']}/{r['input']}"),
+                            *(md_value(v) if here else "absent" for v, here in zip(r["overridden"],
+                                                                                   r["present"])),
                             md_value(r["true"]), *(md_value(r[k]) for k in verdict)]
                            for r in c["rows"]])
     lines += _md_notes([(f"{r['output']}/{r['input']}", r["notes"]) for r in c["rows"]])

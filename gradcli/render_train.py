@@ -62,6 +62,15 @@ def shown_steps(count: int, marks=(), unit: str = "step", limit: int = ROWS) -> 
     return sorted({0, *pool, count - 1}), note
 
 
+def evaluation_loss(t, step: int):
+    """The loss a table shows at an evaluation after `step` steps: the batch loss before that
+    step, or after the last step the final loss on the whole training part (what the metrics
+    beside it were evaluated with); "" past the run's end."""
+    if step < len(t.loss):
+        return t.loss[step]
+    return t.final_loss if step == len(t.loss) else ""
+
+
 def round_up(n: int) -> int:
     """The least of 1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, ... at least n."""
     scale = 1
@@ -129,7 +138,7 @@ def train_layout(result) -> TrainLayout:
             step = t.eval_steps[k]
             last = merged and k == len(t.eval_steps) - 1
             rows.append([Text(f"{step} (final)" if last else str(step)), *epoch(step),
-                         number_text(t.loss[step] if step < len(t.loss) else t.final_loss),
+                         number_text(evaluation_loss(t, step)),
                          *(number_text(_at(t.metrics[m][p], k)) for m in metrics for p in parts[m])])
     else:
         shown, note = shown_steps(len(t.loss), t.eval_steps)

@@ -194,7 +194,7 @@ def _summary_rows(name: str, cols: list) -> list:
         cells = []
         for column in cols:
             with np.errstate(all="ignore"):
-                cells.append(("None", "") if column is None else
+                cells.append(_number(None) if column is None else
                              _number(float(fn(np.asarray(column, dtype=np.float64)))))
         rows.append([(name if stat == "norm" else "", "name"), (stat, "name"), ("", ""), *cells])
     return rows

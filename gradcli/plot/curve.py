@@ -18,7 +18,11 @@ def curve_figure(curve):
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
                                           height_ratios=[1, 1.25], layout="constrained")
         fig.suptitle(printable(curve.name), fontweight="bold")
-        top.set_title(f"{curve.output} along {curve.input} (backend {curve.backend})", fontsize=9.5)
+        title = [f"{curve.output} along {curve.input} (backend {curve.backend})"]
+        if curve.element:  # which element's gradients are drawn, and why that one
+            title.append(f"gradients of element {curve.input}{curve.element}"
+                         + (f": {curve.chosen}" if curve.chosen else ""))
+        top.set_title("\n".join(map(printable, title)), fontsize=9.5)
         top_lims = marks.limits([curve.forward])
         _series(top, x, curve.forward, f"forward {curve.output}", BLACK, "-", None, top_lims)
         if top_lims is not None:

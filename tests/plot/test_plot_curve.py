@@ -37,7 +37,8 @@ def test_sweep_series_are_the_gradients_numpy_expects(backend):
     np.testing.assert_array_equal(curve.overridden, overridden)
     np.testing.assert_allclose(curve.numeric, numeric, rtol=1e-6, atol=1e-6)
     assert numeric[points // 2] == pytest.approx(1e6)  # the jump at 0 is on the grid
-    assert (curve.output, curve.input, curve.element) == ("y[0]", "x", "[0]")
+    # hard-tanh's gradient at the spec's x is [0, 1, 1, 0]: the first largest is element 1
+    assert (curve.output, curve.input, curve.element) == ("y[1]", "x", "[1]")
 
 
 def test_the_other_inputs_keep_their_values_and_grad_ys_weighs_the_gradient():
@@ -48,7 +49,8 @@ grad_ys: {y: [2.0, 5.0]}
 outputs:
   y: w * x * x
 """
-    curve = sweep(load_spec_text(spec, path="s.yaml"), "x", span=(-1.0, 1.0), points=5)
+    curve = sweep(load_spec_text(spec, path="s.yaml"), "x", span=(-1.0, 1.0), points=5,
+                  element=(0,))
     xs = np.linspace(-1, 1, 5)
     np.testing.assert_allclose(curve.forward, 3.0 * xs * xs)      # w[0] = 3 kept
     np.testing.assert_allclose(curve.true, 2.0 * 3.0 * 2 * xs)    # grad_ys[0] * dy0/dx0
@@ -99,8 +101,9 @@ def test_a_matrix_input_is_labelled_with_the_whole_index_of_the_element_plotted(
     from gradcli.spec import load_spec_text
     spec = "name: m\ninputs: {W: [[0.5, -1.0], [0.25, 2.0]]}\noutputs:\n  y: W * W\n"
     curve = sweep(load_spec_text(spec, path="m.yaml"), "W", span=(-1.0, 1.0), points=5)
-    assert (curve.output, curve.element) == ("y[0, 0]", "[0, 0]")
+    # the default element: 2W at the spec's W is largest at [1, 1] (4.0)
+    assert (curve.output, curve.element) == ("y[1, 1]", "[1, 1]")
     top, bottom = curve_figure(curve).axes
-    assert bottom.get_ylabel() == "∂y[0, 0]/∂W[0, 0] (gradient)"
+    assert bottom.get_ylabel() == "∂y[1, 1]/∂W[1, 1] (gradient)"
     np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), 2 * np.linspace(-1, 1, 5))
     assert bottom.get_legend().get_bbox_to_anchor().y0 < bottom.get_window_extent().y0  # below

@@ -38,7 +38,8 @@ def unbroken(line) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_the_curve_figure_draws_the_series_numpy_expects():
-    curve = sweep(load_spec_text(SIGN_STE, path="s.yaml"), "x", span=(-3.0, 3.0), points=401)
+    curve = sweep(load_spec_text(SIGN_STE, path="s.yaml"), "x", span=(-3.0, 3.0), points=401,
+                  element=(0,))
     fig = curve_figure(curve)
     top, bottom = fig.axes
     xs = np.linspace(-3, 3, 401)

@@ -91,7 +91,7 @@ def expected_rows(train: dict, per_epoch: int | None, shown: list[int]) -> list[
         last = merged and k == len(train["eval_steps"]) - 1
         rows.append([f"{step} (final)" if last else str(step),
                      *([epoch(step, per_epoch)] if per_epoch else []), number(loss),
-                     *("None" if v is None else number(v) for v in metric)])
+                     *("—" if v is None else number(v) for v in metric)])
     if not merged:
         rows.append(["final", *([""] if per_epoch else []), number(train["final"]["loss"]),
                      *(number(train["final"][m][p]) for m, p in parts)])
