@@ -184,6 +184,8 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
         found = rules.get(name)
         if found is None:
             found = rules[name] = (lookup(name, true=true), _user_written(op, name, true))
+            if found[0] is None:
+                raise _no_rule(name, op)
         rule, strict = found
         if name == "custom_gradient":
             strict = _user_written(op, name, true)  # depends on the op's type, not only the name
@@ -197,11 +199,20 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
         else:
             mask = tuple([t.uid in reaching for t in inputs])
         asked.op, asked.mask = op, mask
-        raw = _apply_rule(op, name, rule, out_grads)
+        try:
+            raw = rule(op, *out_grads)
+        except TypeError:
+            if _accepts(rule, 1 + len(out_grads)):
+                raise  # the rule's own body failed: its traceback says where
+            raise _uncallable(name, op, len(out_grads)) from None
+        if raw.__class__ is not tuple or len(raw) != len(inputs):
+            raw = ((raw,) if raw.__class__ is Tensor and len(inputs) == 1 else
+                   _one_per_input(raw, op, name))
         for i, t in enumerate(inputs):
             g = raw[i]
             if g is not None and mask[i]:
-                if not (g.__class__ is Tensor and g.shape == t.shape and g.dtype == t.dtype):
+                if not (g.__class__ is Tensor and g.shape == t.shape
+                        and (g.dtype is t.dtype or g.dtype == t.dtype)):
                     g = _fit(g, t, i, op, name, strict)
                 parts = partials.get(t.uid)
                 if parts is None:
@@ -248,23 +259,21 @@ def _zeros(t: Tensor) -> Tensor:
     return M.constant(np.zeros(t.shape, dtype=t.dtype))
 
 
-def _apply_rule(op: Op, name: str, rule, out_grads) -> tuple:
-    if rule is None:
-        raise GradientError(f"no gradient is registered under {name!r} (needed by op "
-                            f"{op.name} of type {op.type!r}); register one with "
-                            "@gc.register_gradient")
-    try:
-        raw = rule(op, *out_grads)
-    except TypeError:
-        if _accepts(rule, 1 + len(out_grads)):
-            raise  # the rule's own body failed: its traceback says where
-        grads = ", ".join(f"grad{i}" for i in range(len(out_grads)))
-        raise GradientError(f"gradient {name!r} for op {op.type!r} cannot be called with the op "
-                            f"and {len(out_grads)} upstream gradient(s), one per output: define "
-                            f"it as def f(op, {grads})") from None
+def _no_rule(name: str, op: Op) -> GradientError:
+    return GradientError(f"no gradient is registered under {name!r} (needed by op {op.name} of "
+                         f"type {op.type!r}); register one with @gc.register_gradient")
+
+
+def _uncallable(name: str, op: Op, n_grads: int) -> GradientError:
+    grads = ", ".join(f"grad{i}" for i in range(n_grads))
+    return GradientError(f"gradient {name!r} for op {op.type!r} cannot be called with the op and "
+                         f"{n_grads} upstream gradient(s), one per output: define it as "
+                         f"def f(op, {grads})")
+
+
+def _one_per_input(raw, op: Op, name: str) -> tuple:
+    """A rule's result as one gradient (or None) per input, or the error saying why not."""
     n = len(op.inputs)
-    if raw.__class__ is tuple and len(raw) == n:
-        return raw
     if raw is None or not isinstance(raw, (tuple, list)):
         if n != 1 and raw is not None:
             raise GradientError(f"gradient {name!r} for op {op.type!r} returned one gradient; "
