@@ -16,7 +16,7 @@ from . import ops_array as A
 from . import ops_math as M
 from . import registry
 from .evaluate import collector_paused
-from .graph import ORIGIN, Op, Tensor, walk_ops
+from .graph import ORIGIN, Op, Tensor
 from .registry import is_builtin, lookup
 
 UNCONNECTED = ("none", "zero", "error")
@@ -65,17 +65,9 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
     stops = {t.uid for t in _tensor_list(stop_gradients or [], "stop_gradients")}
     wanted = {x.uid for x in xs}
 
-    ops = walk_ops(ys, stop_ids=stops)
     reaching = {x.uid for x in xs if x.differentiable}
-    relevant: list[Op] = []
-    for op in ops:
-        for t in op.inputs:
-            if t.uid in reaching:
-                relevant.append(op)
-                for out in op.outputs:
-                    if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
-                        reaching.add(out.uid)
-                break
+    every: list[Op] | None = [] if true else None
+    relevant = _on_paths(ys, reaching, stops, xs, every)
 
     partials: dict[int, list[Tensor]] = {}
     for y, gy in zip(ys, grad_ys):
@@ -85,19 +77,15 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
     done: dict[int, Tensor] = {}
     outer = ORIGIN.current
     saved = registry.ask(None, ())
-    rules: dict[str, tuple] = {}  # name -> (rule, strict), looked up once per walk
     try:
-        for op in reversed(relevant):
-            # The gradient ops of an op carry its origin: a NaN born there names the forward op.
-            ORIGIN.current = op.origin if op.origin is not None else outer
-            _backward_through(op, partials, wanted, done, stops, reaching, true, rules)
+        _backward(relevant, partials, wanted, done, stops, reaching, true, outer)
     finally:
         ORIGIN.current = outer
         registry.restore(saved)
 
     # The true gradient of a y whose value depends on x only through comparisons, casts from
     # bool or other piecewise-constant steps is zero, not missing (numeric differences agree).
-    depended_on = _inputs_of(ops, ys) if true else set()
+    depended_on = _inputs_of(every, ys) if true else set()
     result = []
     for x in xs:
         g = done[x.uid] if x.uid in done else _summed(partials, x, wanted, done)
@@ -120,47 +108,128 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
     return used
 
 
-def _backward_through(op: Op, partials: dict, wanted: set, done: dict, stops: set,
-                      reaching: set, true: bool, rules: dict) -> None:
-    """Apply op's gradient rule to its summed upstream gradients; add what reaches its inputs."""
-    outputs = op.outputs
-    if len(outputs) == 1:  # the common case, without the lists
-        t = outputs[0]
-        if t.uid in stops:
-            return  # a stopped output passes nothing back
-        g = _summed(partials, t, wanted, done)
-        if g is None:
-            return
-        out_grads = (g,)
-    else:
-        out_grads = [_summed(partials, t, wanted, done) for t in outputs]
-        # A stopped output passes nothing back, even when its op is reached by another output.
-        out_grads = [None if t.uid in stops else g for t, g in zip(outputs, out_grads)]
-        if all(g is None for g in out_grads):
-            return
-        out_grads = [_zeros(t) if g is None and t.differentiable else g
-                     for t, g in zip(outputs, out_grads)]
-    name = op.type if true else (op.override or op.type)
-    found = rules.get(name)
-    if found is None:
-        found = rules[name] = (lookup(name, true=true), _user_written(op, name, true))
-    rule, strict = found
-    if name == "custom_gradient":
-        strict = _user_written(op, name, true)  # depends on the op's type, not only the name
-    # The rule is asked only for the inputs a gradient reaches (registry.needed): the
-    # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
-    mask = tuple([t.uid in reaching for t in op.inputs])
-    raw = _apply_rule(op, name, rule, out_grads, mask)
-    for i, t in enumerate(op.inputs):
-        g = raw[i]
-        if g is not None and mask[i]:
-            if not (g.__class__ is Tensor and g.shape == t.shape and g.dtype == t.dtype):
-                g = _fit(g, t, i, op, name, strict)
-            parts = partials.get(t.uid)
-            if parts is None:
-                partials[t.uid] = [g]
+def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None) -> list[Op]:
+    """The ops on a path from the xs to the ys, in walk_ops's order (depth first from the ys,
+    each op after its inputs); reaching gains the uids of the tensors a gradient can reach.
+
+    One walk: an op is placed when its inputs are done, so it is relevant then or never.
+    Leaves and ops built before every differentiable x (a smaller uid: its inputs existed
+    before it) are not entered: no path from an x goes through them, and leaving them out
+    changes no other op's place. every (true gradients) gets each op entered.
+    """
+    if not reaching:
+        return []
+    floor = min(x.op.uid for x in xs if x.uid in reaching)
+    relevant: list[Op] = []
+    seen: set[int] = set()
+    for y in ys:
+        op = y.op
+        if y.uid in stops or op.uid in seen or op.uid <= floor or not op.inputs:
+            continue
+        seen.add(op.uid)
+        stack = [(op, iter(op.inputs))]
+        while stack:
+            op, children = stack[-1]
+            for child in children:
+                cop = child.op
+                if cop.uid > floor and cop.inputs and cop.uid not in seen and child.uid not in stops:
+                    seen.add(cop.uid)
+                    stack.append((cop, iter(cop.inputs)))
+                    break
             else:
-                parts.append(g)
+                stack.pop()
+                if every is not None:
+                    every.append(op)
+                for t in op.inputs:
+                    if t.uid in reaching:
+                        relevant.append(op)
+                        for out in op.outputs:
+                            if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
+                                reaching.add(out.uid)
+                        break
+    return relevant
+
+
+def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: set,
+              reaching: set, true: bool, outer) -> None:
+    """Each relevant op's rule applied to its summed upstream gradients, last op first; what
+    reaches its inputs is added to partials. The common case (one output, one gradient
+    arriving, a built-in rule returning tensors that fit) runs inline: no call per step."""
+    asked = registry._asked  # a rule reads it through needed(op); a nested walk restores it
+    rules: dict[str, tuple] = {}  # name -> (rule, strict), looked up once per walk
+    for op in reversed(relevant):
+        # The gradient ops of an op carry its origin: a NaN born there names the forward op.
+        origin = op.origin
+        ORIGIN.current = origin if origin is not None else outer
+        outputs = op.outputs
+        if len(outputs) == 1:
+            uid = outputs[0].uid
+            if uid in stops:
+                continue  # a stopped output passes nothing back
+            parts = partials.pop(uid, None)
+            if parts is None:
+                g = done.get(uid)
+                if g is None:
+                    continue
+            else:
+                g = parts[0] if len(parts) == 1 else A.add_n(parts)
+                if uid in wanted:
+                    done[uid] = g
+            out_grads = (g,)
+        else:
+            out_grads = _output_grads(outputs, partials, wanted, done, stops)
+            if out_grads is None:
+                continue
+        name = op.type if true else (op.override or op.type)
+        found = rules.get(name)
+        if found is None:
+            found = rules[name] = (lookup(name, true=true), _user_written(op, name, true))
+            if found[0] is None:
+                raise _no_rule(name, op)
+        rule, strict = found
+        if name == "custom_gradient":
+            strict = _user_written(op, name, true)  # depends on the op's type, not only the name
+        # The rule is asked only for the inputs a gradient reaches (registry.needed): the
+        # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
+        inputs = op.inputs
+        if len(inputs) == 1:
+            mask = (True,)  # the op is relevant: its one input reaches
+        elif len(inputs) == 2:
+            mask = (inputs[0].uid in reaching, inputs[1].uid in reaching)
+        else:
+            mask = tuple([t.uid in reaching for t in inputs])
+        asked.op, asked.mask = op, mask
+        try:
+            raw = rule(op, *out_grads)
+        except TypeError:
+            if _accepts(rule, 1 + len(out_grads)):
+                raise  # the rule's own body failed: its traceback says where
+            raise _uncallable(name, op, len(out_grads)) from None
+        if raw.__class__ is not tuple or len(raw) != len(inputs):
+            raw = ((raw,) if raw.__class__ is Tensor and len(inputs) == 1 else
+                   _one_per_input(raw, op, name))
+        for i, t in enumerate(inputs):
+            g = raw[i]
+            if g is not None and mask[i]:
+                if not (g.__class__ is Tensor and g.shape == t.shape
+                        and (g.dtype is t.dtype or g.dtype == t.dtype)):
+                    g = _fit(g, t, i, op, name, strict)
+                parts = partials.get(t.uid)
+                if parts is None:
+                    partials[t.uid] = [g]
+                else:
+                    parts.append(g)
+
+
+def _output_grads(outputs: tuple, partials: dict, wanted: set, done: dict, stops: set):
+    """A multi-output op's upstream gradients, one per output (zeros for an unused output),
+    or None if none arrives."""
+    out_grads = [_summed(partials, t, wanted, done) for t in outputs]
+    # A stopped output passes nothing back, even when its op is reached by another output.
+    out_grads = [None if t.uid in stops else g for t, g in zip(outputs, out_grads)]
+    if all(g is None for g in out_grads):
+        return None
+    return [_zeros(t) if g is None and t.differentiable else g for t, g in zip(outputs, out_grads)]
 
 
 def _seed(y: Tensor, gy) -> Tensor:
@@ -190,25 +259,21 @@ def _zeros(t: Tensor) -> Tensor:
     return M.constant(np.zeros(t.shape, dtype=t.dtype))
 
 
-def _apply_rule(op: Op, name: str, rule, out_grads, mask: tuple) -> tuple:
-    if rule is None:
-        raise GradientError(f"no gradient is registered under {name!r} (needed by op "
-                            f"{op.name} of type {op.type!r}); register one with "
-                            "@gc.register_gradient")
-    asked = registry._asked  # a rule reads it through needed(op); a nested walk restores it
-    asked.op, asked.mask = op, mask
-    try:
-        raw = rule(op, *out_grads)
-    except TypeError:
-        if _accepts(rule, 1 + len(out_grads)):
-            raise  # the rule's own body failed: its traceback says where
-        grads = ", ".join(f"grad{i}" for i in range(len(out_grads)))
-        raise GradientError(f"gradient {name!r} for op {op.type!r} cannot be called with the op "
-                            f"and {len(out_grads)} upstream gradient(s), one per output: define "
-                            f"it as def f(op, {grads})") from None
+def _no_rule(name: str, op: Op) -> GradientError:
+    return GradientError(f"no gradient is registered under {name!r} (needed by op {op.name} of "
+                         f"type {op.type!r}); register one with @gc.register_gradient")
+
+
+def _uncallable(name: str, op: Op, n_grads: int) -> GradientError:
+    grads = ", ".join(f"grad{i}" for i in range(n_grads))
+    return GradientError(f"gradient {name!r} for op {op.type!r} cannot be called with the op and "
+                         f"{n_grads} upstream gradient(s), one per output: define it as "
+                         f"def f(op, {grads})")
+
+
+def _one_per_input(raw, op: Op, name: str) -> tuple:
+    """A rule's result as one gradient (or None) per input, or the error saying why not."""
     n = len(op.inputs)
-    if raw.__class__ is tuple and len(raw) == n:
-        return raw
     if raw is None or not isinstance(raw, (tuple, list)):
         if n != 1 and raw is not None:
             raise GradientError(f"gradient {name!r} for op {op.type!r} returned one gradient; "

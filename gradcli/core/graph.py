@@ -35,6 +35,7 @@ class _Origin(threading.local):
 
 ORIGIN = _Origin()
 _NO_ATTRS: dict = {}  # shared by ops without attributes (nothing writes an op's attrs)
+_new = object.__new__
 
 
 class Op:
@@ -264,8 +265,11 @@ def make_lazy(type_: str, kernel: Callable, inputs: tuple, attrs: dict, shape: t
     """An op whose caller knows its output's shape and dtype: its kernel is not run now, and
     its value is computed only if asked for (refresh). The caller has checked that the
     kernel cannot fail on these inputs."""
-    op = Op(type_, inputs, attrs, kernel)
-    out = Tensor.__new__(Tensor)
+    # Op.__init__ and Tensor.__init__ written out, without their calls (the build's hot path)
+    op = _new(Op)
+    op.type, op.inputs, op.attrs, op.kernel = type_, inputs, attrs, kernel
+    op.override, op.uid, op.origin = None, next(_uids), ORIGIN.current
+    out = _new(Tensor)
     out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
     # uids key tensors in some dicts and ops in others, never both: an op's only output
     # can share its number (one int object fewer per op)

@@ -43,6 +43,11 @@ def is_ones(t: Tensor) -> bool:
 
 
 _scalars: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# (float, dtype) -> a shared constant, for the common case: a nonzero float beside a float tensor
+# (y * 0.999). One dict lookup, no repr (only zeros need it, to keep -0.0 apart from 0.0); held
+# strongly, so it is bounded (cleared when full: the graphs keep what they use).
+_floats: dict = {}
+_FLOATS_HELD = 1024
 
 
 def number_dtype(value, beside) -> np.dtype | None:
@@ -83,10 +88,15 @@ def convert(value, like: Tensor | None = None) -> Tensor:
     """
     if isinstance(value, Tensor):
         return value
-    if type(value) is float and like is not None and like.dtype.kind == "f":
-        # the common case (y * 0.999), without number_dtype's array: a float takes like's dtype
-        shared = _scalars.get((repr(value), like.dtype.str))
+    if type(value) is float and value and like is not None:
+        dtype = like.dtype  # a float takes a float tensor's dtype (number_dtype)
+        shared = _floats.get((value, dtype))
         if shared is not None:
+            return shared
+        if dtype.kind == "f":
+            if len(_floats) >= _FLOATS_HELD:
+                _floats.clear()
+            shared = _floats[value, dtype] = constant(value, dtype=dtype)
             return shared
     dtype = number_dtype(value, like.dtype if like is not None else None)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
