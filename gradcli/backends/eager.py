@@ -1,7 +1,7 @@
 """The spec constructs on an eager framework, written once for torch, jax and tensorflow.
 
 A framework backend supplies a `Kit`: its tensors, one raw forward op per
-opset name, and three mechanisms of its own: a custom-gradient op
+op of the table (gradcli/ops), and three mechanisms of its own: a custom-gradient op
 (torch.autograd.Function, jax.custom_vjp, tf.custom_gradient), stop_gradient
 (detach, lax.stop_gradient, tf.stop_gradient) and a vector-Jacobian product
 (torch.autograd.grad, jax.vjp, tf.GradientTape). This module maps every spec

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GraphError
-from ..opset import OPS
+from ..ops import OPS
 
 REDUCTIONS = tuple(n for n, spec in OPS.items() if spec.family == "reduction")
 

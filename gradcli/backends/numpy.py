@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from .. import core as gc
 from ..lang.interpret import Interpreter
 from ..lang.rules import rule_names
-from ..opset import OPS
+from ..ops import OPS
 from . import availability, core_grad
 from .builder import SpecBuilder, gradient_of
 from .numpy_train import train_gradients

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from oracle_helpers import backend_params, check, literal, mismatch, run_spec, tensorflow
 
-from gradcli.opset import OPERATORS, OPS
+from gradcli.ops import OPERATORS, OPS
 
 tf = tensorflow()
 f64 = tf.float64
