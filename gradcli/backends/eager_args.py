@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import shapes  # axes and index items, normalized as the core does
 from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GraphError
 from ..ops import OPS
@@ -59,51 +60,20 @@ class Arguments:
     def _normalized(self, name, inputs, attrs):
         kit = self.kit
         if name in REDUCTIONS:
-            ndim = len(kit.shape(inputs[0]))
-            axis = attrs["axis"]
-            if axis is not None:
-                axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-                for a in axes:
-                    if not -ndim <= a < max(ndim, 1):
-                        raise GraphError(f"axis {a} is out of range for a tensor of shape "
-                                         f"{kit.shape(inputs[0])}")
-                attrs["axis"] = tuple(int(a) % max(ndim, 1) for a in axes)
+            attrs["axis"] = shapes.axes(attrs["axis"], kit.shape(inputs[0]))
             attrs["keepdims"] = bool(attrs["keepdims"])
         elif name == "transpose":
-            ndim = len(kit.shape(inputs[0]))
-            axes = attrs["axes"]
-            attrs["axes"] = tuple(reversed(range(ndim))) if axes is None else tuple(int(a) for a in axes)
+            attrs["axes"] = shapes.permutation(attrs["axes"], len(kit.shape(inputs[0])))
         elif name == "reshape":
-            shape = attrs["shape"]
-            attrs["shape"] = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+            attrs["shape"] = shapes.as_shape(attrs["shape"])
         elif name == "cast":
             attrs["dtype"] = np.dtype(str(attrs["dtype"])).name
         elif name == "one_hot":
             attrs["depth"] = int(attrs["depth"])
             attrs["dtype"] = self.dtype.name
         elif name in ("max_with_argmax", "argmax", "argmin"):
-            shape = kit.shape(inputs[0])
-            axis = int(attrs["axis"])
-            if not -len(shape) <= axis < max(len(shape), 1):
-                raise GraphError(f"axis {axis} is out of range for a tensor of shape {shape}")
-            attrs["axis"] = axis % max(len(shape), 1)
+            attrs["axis"] = shapes.one_axis(attrs["axis"], kit.shape(inputs[0]))
         elif name == "getitem":
-            attrs["index"] = _index(attrs["index"], kit.shape(inputs[0]))
+            attrs["index"] = shapes.index_items(attrs["index"], kit.shape(inputs[0]))
         return attrs
 
-
-def _index(index, shape):
-    """Index items as numpy takes them (lists become int64 arrays), checked against the shape."""
-    items = []
-    for item in (index if isinstance(index, tuple) else (index,)):
-        if isinstance(item, list):
-            item = np.asarray(item, dtype=np.int64)
-        elif isinstance(item, (bool, np.bool_)):
-            raise GraphError("indexing with a boolean is not supported; index with numbers")
-        items.append(item)
-    items = tuple(items)
-    try:
-        np.broadcast_to(np.empty((), np.dtype([])), shape)[items]  # itemsize 0: no allocation
-    except (IndexError, TypeError, ValueError) as exc:
-        raise GraphError(f"index {index!r} does not fit a tensor of shape {shape}: {exc}") from None
-    return items
