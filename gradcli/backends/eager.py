@@ -32,6 +32,8 @@ from typing import Callable
 import numpy as np
 
 from ..core import budget as budgets
+from ..core import shapes
+from ..core.shapes import fitting, not_a_gradient
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
 from ..lang.rules import builtin, rule_names
@@ -308,8 +310,8 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
                            pattern)
 
     def _fit(self, g, x, i: int, label, strict: bool):
-        """A rule's gradient brought to the input's shape: numbers broadcast, broadcasting undone
-        (built-in rules only: a user-written one must give the input's shape or a scalar)."""
+        """A rule's gradient brought to the input's shape and dtype, as the core's _fit does
+        (the rule and its errors: core/shapes.py fitting)."""
         if g is None or not self.is_float(x):
             return None
         kit, (name, op) = self.kit, label
@@ -317,27 +319,14 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             try:
                 g = kit.constant(np.asarray(g, dtype=self._dt(x)))
             except (TypeError, ValueError):
-                raise GradientError(f"gradient {name!r} for op {op!r} returned a {type(g).__name__} "
-                                    f"for input {i}; expected a tensor, a number or None") from None
-        gd, xd = kit.dtype_name(g), kit.dtype_name(x)
-        if gd != xd:
-            if gd.startswith("float"):
-                raise GradientError(f"gradient {name!r} for op {op!r} returned {gd} for input {i} "
-                                    f"of dtype {xd}")
+                raise not_a_gradient(name, op, i, g) from None
+        xd, xs = kit.dtype_name(x), kit.shape(x)
+        cast, reshape = fitting(name, op, i, (kit.dtype_name(g), kit.shape(g)), (xd, xs), strict)
+        if cast:
             g = kit.ops["cast"](g, dtype=xd)
-        gs, xs = kit.shape(g), kit.shape(x)
-        if gs == xs:
+        if reshape is None:
             return g
-        if gs == ():
-            return kit.broadcast_to(g, xs)
-        try:
-            fits = not strict and np.broadcast_shapes(gs, xs) == gs
-        except ValueError:
-            fits = False
-        if not fits:
-            raise GradientError(f"gradient {name!r} for op {op!r} returned shape {gs} for input {i} "
-                                f"of shape {xs}; expected {xs} (a scalar is broadcast)")
-        return sum_to(kit, g, xs)
+        return kit.broadcast_to(g, xs) if reshape == "broadcast" else sum_to(kit, g, xs)
 
     # ----- ops every kit shares -----
     def _random(self, name, shape, *args, **kwargs):
@@ -346,7 +335,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         values = dict(spec.defaults)
         values.update(zip(spec.params[1:], args))
         values.update(kwargs)
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        shape = shapes.as_shape(shape)
         self._admit(name, [], {"shape": shape, "dtype": self.dtype})
         rng = np.random.default_rng([self.program.experiment.seed, self.drawn])
         self.drawn += 1
