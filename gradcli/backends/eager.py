@@ -33,7 +33,6 @@ import numpy as np
 
 from ..core import budget as budgets
 from ..core import shapes
-from ..core.shapes import fitting, not_a_gradient
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
 from ..lang.rules import builtin, rule_names
@@ -44,8 +43,6 @@ from .eager_args import Arguments
 from .eager_grad import GradOfBuild
 from .eager_nonfinite import At, checked_vjp
 from .kit import along_axis, sum_to, zero_out
-
-RANDOM = ("uniform", "normal", "bernoulli")
 
 
 # ----- the interpreter's builder on a kit -----
@@ -72,7 +69,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         self.memory = budget.fresh() if budget is not None else None
         self.log, self.vjps = log, vjps  # a BirthLog: check ops (vjps: their gradients too)
         self.place = None                # the spec sub-expression being built (lang/places.py Place)
-        self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
+        self.ops = {name: self._make(spec) for name, spec in OPS.items() if not spec.interpreted}
 
     def finish(self) -> None:
         """The forward is built: what runs from now on (backward rules) is not recorded."""
@@ -183,13 +180,13 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         return value
 
     # ----- ops -----
-    def _make(self, name: str) -> Callable:
-        spec = OPS[name]
-        if name in RANDOM:
+    def _make(self, spec) -> Callable:
+        name = spec.name
+        if spec.draw:
             return functools.partial(self._random, name)
         if name == "zero_out":
             raw = functools.partial(zero_out, self.kit)
-        elif name in ("max_with_argmax", "argmax", "argmin"):
+        elif spec.family == "along_axis":
             raw = functools.partial(along_axis, self.kit, name)
         elif name in ("stop_gradient", "reverse_gradient"):
             raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
@@ -319,9 +316,9 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             try:
                 g = kit.constant(np.asarray(g, dtype=self._dt(x)))
             except (TypeError, ValueError):
-                raise not_a_gradient(name, op, i, g) from None
+                raise shapes.not_a_gradient(name, op, i, g) from None
         xd, xs = kit.dtype_name(x), kit.shape(x)
-        cast, reshape = fitting(name, op, i, (kit.dtype_name(g), kit.shape(g)), (xd, xs), strict)
+        cast, reshape = shapes.fitting(name, op, i, (kit.dtype_name(g), kit.shape(g)), (xd, xs), strict)
         if cast:
             g = kit.ops["cast"](g, dtype=xd)
         if reshape is None:

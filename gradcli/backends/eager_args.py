@@ -11,9 +11,6 @@ import numpy as np
 from ..core import shapes  # axes and index items, normalized as the core does
 from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GraphError
-from ..ops import OPS
-
-REDUCTIONS = tuple(n for n, spec in OPS.items() if spec.family == "reduction")
 
 
 class Arguments:
@@ -41,7 +38,7 @@ class Arguments:
         if len(floats) > 1:
             raise GraphError(f"cannot combine a {' tensor with a '.join(sorted(floats))} tensor; "
                              "cast one of them first (cast(x, dtype(y)))")
-        return inputs, self._normalized(spec.name, inputs, attrs)
+        return inputs, self._normalized(spec, inputs, attrs)
 
     def _convert(self, value, like):
         if self.kit.is_tensor(value):
@@ -57,9 +54,9 @@ class Arguments:
     def _dt(self, t) -> np.dtype:
         return np.dtype(self.kit.dtype_name(t))
 
-    def _normalized(self, name, inputs, attrs):
-        kit = self.kit
-        if name in REDUCTIONS:
+    def _normalized(self, spec, inputs, attrs):
+        kit, name = self.kit, spec.name
+        if spec.family == "reduction":
             attrs["axis"] = shapes.axes(attrs["axis"], kit.shape(inputs[0]))
             attrs["keepdims"] = bool(attrs["keepdims"])
         elif name == "transpose":
@@ -71,7 +68,7 @@ class Arguments:
         elif name == "one_hot":
             attrs["depth"] = int(attrs["depth"])
             attrs["dtype"] = self.dtype.name
-        elif name in ("max_with_argmax", "argmax", "argmin"):
+        elif spec.family == "along_axis":
             attrs["axis"] = shapes.one_axis(attrs["axis"], kit.shape(inputs[0]))
         elif name == "getitem":
             attrs["index"] = shapes.index_items(attrs["index"], kit.shape(inputs[0]))

@@ -15,14 +15,15 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import GraphError
-from ..ops import OPS
+from ..ops import DRAWS, OPS
 from .shapes import as_shape, indexed_shape
 
 GiB = 1 << 30
 DEFAULT_TOTAL = 2 * GiB        # what one run's graph may hold; one tensor may take half
 _BOOLEAN = frozenset(name for name, spec in OPS.items() if spec.result == "bool")
-_SHAPE_ATTR = frozenset({"uniform", "normal", "bernoulli", "broadcast_to", "sum_to",
-                         "getitem_grad"})
+# Ops whose result shape is their `shape` attribute: the table's draws and the core's own
+# gradient helpers (ops_array.py: not in the table).
+_SHAPE_ATTR = frozenset(DRAWS) | {"broadcast_to", "sum_to", "getitem_grad"}
 # Views of their input: their result is not new memory unless numpy must copy.
 _VIEWS = frozenset({"reshape", "transpose", "broadcast_to", "identity", "getitem"})
 

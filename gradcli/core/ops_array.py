@@ -210,8 +210,10 @@ def _arg_extremum(spec: OpSpec):
     return build
 
 
-argmax = _arg_extremum(OPS["argmax"])
-argmin = _arg_extremum(OPS["argmin"])
+# argmax, argmin: generated from their entries (max_with_argmax, two outputs, has its own)
+ARG_EXTREMA = {spec.name: _arg_extremum(spec) for spec in OPS.values()
+               if spec.family == "along_axis" and spec.outputs == 1}
+globals().update(ARG_EXTREMA)
 
 
 # ----- ops that gradient rules build (differentiable themselves) -----
