@@ -33,6 +33,7 @@ import numpy as np
 
 from ..core import budget as budgets
 from ..core import shapes
+from ..core.ops_array import drawn  # the same numbers as the core's draws
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
 from ..lang.rules import builtin, rule_names
@@ -334,10 +335,10 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         values.update(kwargs)
         shape = shapes.as_shape(shape)
         self._admit(name, [], {"shape": shape, "dtype": self.dtype})
-        rng = np.random.default_rng([self.program.experiment.seed, self.drawn])
+        seed = (self.program.experiment.seed, self.drawn)
         self.drawn += 1
-        value = spec.kernel(rng, shape, **{p: values[p] for p in spec.params[1:]})
-        return self.kit.constant(np.asarray(value.astype(self.dtype)))
+        value = drawn(name, seed, shape, self.dtype, {p: values[p] for p in spec.params[1:]})
+        return self.kit.constant(np.asarray(value))
 
 
 def _first_copy(kit):

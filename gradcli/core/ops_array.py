@@ -150,9 +150,16 @@ def _random(type_: str, shape, seed, dtype, attrs: dict) -> Tensor:
     budget = budgets.active()
     if budget is not None:  # the draw happens here, before make_op could look at it
         budget.admit(type_, [], [], {"shape": shape, "dtype": dtype})
-    value = OPS[type_].kernel(np.random.default_rng(list(seed)), shape, **attrs).astype(dtype)
+    value = drawn(type_, seed, shape, dtype, attrs)
     value = value[()] if value.ndim == 0 else value
     return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).outputs[0]
+
+
+def drawn(name: str, seed, shape: tuple, dtype, attrs: dict) -> np.ndarray:
+    """The numbers of a seeded draw, alike on every backend: the table's kernel over a numpy
+    generator seeded with seed (a sequence of ints: the spec's seed and the draw's index), in
+    dtype."""
+    return OPS[name].kernel(np.random.default_rng(list(seed)), shape, **attrs).astype(dtype)
 
 
 def uniform(shape, low=0.0, high=1.0, seed=None, dtype=np.float64) -> Tensor:
