@@ -36,7 +36,7 @@ from ..core import shapes
 from ..core.ops_array import drawn  # the same numbers as the core's draws
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
-from ..lang.rules import builtin, rule_names
+from ..lang.rules import builtin
 from ..ops import BUILTINS, OPS, op_key
 from .builder import SpecBuilder
 from .connectivity import Graph
@@ -268,8 +268,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
                    else [i < len(grads) and grads[i] is not None for i in range(n)])
 
         def backward(xs, outs, dys):
-            names = rule_names(attrs, xs, outs, dys)
-            got = [None if g is None else self.interpreter.evaluate(g, names) for g in grads]
+            got = self.rule_gradients(grads, self.interpreter.evaluate, attrs, xs, outs, dys)
             if len(got) == 1:
                 if got[0] is None:
                     return [None] * n

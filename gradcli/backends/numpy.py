@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from .. import core as gc
 from ..builtins import core_ops
 from ..lang.interpret import Interpreter
-from ..lang.rules import rule_names
 from . import availability, core_grad
 from .builder import SpecBuilder, gradient_of
 from .numpy_train import train_gradients
@@ -82,8 +81,8 @@ class _Builder(SpecBuilder):
 
 def _registered_rule(spec, interpreter: Interpreter):
     def rule(op, *dys):
-        names = rule_names(op.attrs, op.inputs, op.outputs, dys)
-        grads = [None if g is None else interpreter.evaluate(g, names) for g in spec.grads]
+        grads = SpecBuilder.rule_gradients(spec.grads, interpreter.evaluate, op.attrs, op.inputs,
+                                           op.outputs, dys)
         return grads[0] if len(grads) == 1 else grads
     return rule
 
