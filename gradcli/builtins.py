@@ -20,7 +20,24 @@ the built-in named gradient and the identity op's own rule, and this text is its
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+
+
+def core_ops(dtype=np.float64) -> dict:
+    """The table's ops as the core builds them (gc.exp, gc.sum, ...; not those the interpreter
+    evaluates itself), by name: an interpreter builder's `ops`. The random draws and one_hot
+    make tensors of `dtype`: the spec's float dtype for the numpy backend's builder, the core's
+    own float64 for the built-in rules' (_CoreOps)."""
+    from . import core as gc
+    from .ops import OPS
+
+    ops = {name: getattr(gc, name) for name, spec in OPS.items() if not spec.interpreted}
+    for name, spec in OPS.items():
+        if spec.draw or name == "one_hot":
+            ops[name] = functools.partial(ops[name], dtype=dtype)
+    return ops
 
 
 class _CoreOps:
@@ -29,10 +46,9 @@ class _CoreOps:
 
     def __init__(self) -> None:
         from . import core as gc
-        from .ops import OPS
 
         self.gc = gc
-        self.ops = {name: getattr(gc, name) for name in OPS if hasattr(gc, name)}
+        self.ops = core_ops()
 
     def constant(self, value):
         return self.gc.constant(np.asarray(value))

@@ -11,7 +11,8 @@ eager one (eager.py) do these alike, so they are written here once:
 - a function's forward: its arguments bound to its parameter names, its `let:` evaluated
   in order over them (the intermediates its gradient expressions see, as a
   tf.custom_gradient closure sees the forward's), its result one tensor or a tuple;
-- a function's gradient expressions, evaluated over those names and dy, dy0, dy1...;
+- a function's gradient expressions, evaluated over those names and dy, dy0, dy1...; a
+  registered gradient's, over the op's attributes, inputs, outputs and upstream gradients;
 - how many ops each override_map entry matched (the runner warns of those with none);
 - a gradient build's failure as a SpecError at the expression of the output it was for;
 - the defaults of a backend that never builds again (checkpoint, rebuilding, bind).
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..errors import GradcliError, SpecError
 from ..lang.interpret import spec_error
-from ..lang.rules import upstream_names
+from ..lang.rules import rule_names, upstream_names
 
 
 class SpecBuilder:
@@ -114,6 +115,14 @@ class SpecBuilder:
         """One gradient (or None) per argument: spec.grads over bound, dy and dy0, dy1..."""
         seen = {**bound, **upstream_names(dys)}
         return [None if g is None else evaluate(g, seen) for g in spec.grads]
+
+    @staticmethod
+    def rule_gradients(grads, evaluate, attrs, inputs, outputs, dys) -> list:
+        """A registered gradient's expressions (one per input, or one for all; None: no
+        gradient) over what such a rule sees: the op's attributes, x, x0.., y, y0.., dy, dy0..
+        (lang.rules). The core calls it from its registry's rule, a kit from its custom op."""
+        names = rule_names(attrs, inputs, outputs, dys)
+        return [None if g is None else evaluate(g, names) for g in grads]
 
     # ----- a backend that builds once: nothing to build again -----
     def checkpoint(self):

@@ -1,7 +1,7 @@
 """The spec constructs on an eager framework, written once for torch, jax and tensorflow.
 
 A framework backend supplies a `Kit`: its tensors, one raw forward op per
-opset name, and three mechanisms of its own: a custom-gradient op
+op of the table (gradcli/ops), and three mechanisms of its own: a custom-gradient op
 (torch.autograd.Function, jax.custom_vjp, tf.custom_gradient), stop_gradient
 (detach, lax.stop_gradient, tf.stop_gradient) and a vector-Jacobian product
 (torch.autograd.grad, jax.vjp, tf.GradientTape). This module maps every spec
@@ -32,9 +32,11 @@ from typing import Callable
 import numpy as np
 
 from ..core import budget as budgets
+from ..core import shapes
+from ..core.ops_array import drawn  # the same numbers as the core's draws
 from ..errors import GradientError
 from ..lang.interpret import Interpreter
-from ..lang.rules import builtin, rule_names
+from ..lang.rules import builtin
 from ..ops import BUILTINS, OPS, op_key
 from .builder import SpecBuilder
 from .connectivity import Graph
@@ -42,8 +44,6 @@ from .eager_args import Arguments
 from .eager_grad import GradOfBuild
 from .eager_nonfinite import At, checked_vjp
 from .kit import along_axis, sum_to, zero_out
-
-RANDOM = ("uniform", "normal", "bernoulli")
 
 
 # ----- the interpreter's builder on a kit -----
@@ -70,7 +70,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         self.memory = budget.fresh() if budget is not None else None
         self.log, self.vjps = log, vjps  # a BirthLog: check ops (vjps: their gradients too)
         self.place = None                # the spec sub-expression being built (lang/places.py Place)
-        self.ops = {name: self._make(name) for name in OPS if name not in ("dtype", "grad_pass_through")}
+        self.ops = {name: self._make(spec) for name, spec in OPS.items() if not spec.interpreted}
 
     def finish(self) -> None:
         """The forward is built: what runs from now on (backward rules) is not recorded."""
@@ -181,13 +181,13 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         return value
 
     # ----- ops -----
-    def _make(self, name: str) -> Callable:
-        spec = OPS[name]
-        if name in RANDOM:
+    def _make(self, spec) -> Callable:
+        name = spec.name
+        if spec.draw:
             return functools.partial(self._random, name)
         if name == "zero_out":
             raw = functools.partial(zero_out, self.kit)
-        elif name in ("max_with_argmax", "argmax", "argmin"):
+        elif spec.family == "along_axis":
             raw = functools.partial(along_axis, self.kit, name)
         elif name in ("stop_gradient", "reverse_gradient"):
             raw = _first_copy(self.kit)  # their forward function; the gradient is set in _apply
@@ -268,8 +268,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
                    else [i < len(grads) and grads[i] is not None for i in range(n)])
 
         def backward(xs, outs, dys):
-            names = rule_names(attrs, xs, outs, dys)
-            got = [None if g is None else self.interpreter.evaluate(g, names) for g in grads]
+            got = self.rule_gradients(grads, self.interpreter.evaluate, attrs, xs, outs, dys)
             if len(got) == 1:
                 if got[0] is None:
                     return [None] * n
@@ -308,8 +307,8 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
                            pattern)
 
     def _fit(self, g, x, i: int, label, strict: bool):
-        """A rule's gradient brought to the input's shape: numbers broadcast, broadcasting undone
-        (built-in rules only: a user-written one must give the input's shape or a scalar)."""
+        """A rule's gradient brought to the input's shape and dtype, as the core's _fit does
+        (the rule and its errors: core/shapes.py fitting)."""
         if g is None or not self.is_float(x):
             return None
         kit, (name, op) = self.kit, label
@@ -317,27 +316,14 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             try:
                 g = kit.constant(np.asarray(g, dtype=self._dt(x)))
             except (TypeError, ValueError):
-                raise GradientError(f"gradient {name!r} for op {op!r} returned a {type(g).__name__} "
-                                    f"for input {i}; expected a tensor, a number or None") from None
-        gd, xd = kit.dtype_name(g), kit.dtype_name(x)
-        if gd != xd:
-            if gd.startswith("float"):
-                raise GradientError(f"gradient {name!r} for op {op!r} returned {gd} for input {i} "
-                                    f"of dtype {xd}")
+                raise shapes.not_a_gradient(name, op, i, g) from None
+        xd, xs = kit.dtype_name(x), kit.shape(x)
+        cast, reshape = shapes.fitting(name, op, i, (kit.dtype_name(g), kit.shape(g)), (xd, xs), strict)
+        if cast:
             g = kit.ops["cast"](g, dtype=xd)
-        gs, xs = kit.shape(g), kit.shape(x)
-        if gs == xs:
+        if reshape is None:
             return g
-        if gs == ():
-            return kit.broadcast_to(g, xs)
-        try:
-            fits = not strict and np.broadcast_shapes(gs, xs) == gs
-        except ValueError:
-            fits = False
-        if not fits:
-            raise GradientError(f"gradient {name!r} for op {op!r} returned shape {gs} for input {i} "
-                                f"of shape {xs}; expected {xs} (a scalar is broadcast)")
-        return sum_to(kit, g, xs)
+        return kit.broadcast_to(g, xs) if reshape == "broadcast" else sum_to(kit, g, xs)
 
     # ----- ops every kit shares -----
     def _random(self, name, shape, *args, **kwargs):
@@ -346,12 +332,12 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         values = dict(spec.defaults)
         values.update(zip(spec.params[1:], args))
         values.update(kwargs)
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        shape = shapes.as_shape(shape)
         self._admit(name, [], {"shape": shape, "dtype": self.dtype})
-        rng = np.random.default_rng([self.program.experiment.seed, self.drawn])
+        seed = (self.program.experiment.seed, self.drawn)
         self.drawn += 1
-        value = spec.kernel(rng, shape, **{p: values[p] for p in spec.params[1:]})
-        return self.kit.constant(np.asarray(value.astype(self.dtype)))
+        value = drawn(name, seed, shape, self.dtype, {p: values[p] for p in spec.params[1:]})
+        return self.kit.constant(np.asarray(value))
 
 
 def _first_copy(kit):

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import shapes  # axes and index items, normalized as the core does
 from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GraphError
-from ..opset import OPS
-
-REDUCTIONS = tuple(n for n, spec in OPS.items() if spec.family == "reduction")
 
 
 class Arguments:
@@ -40,7 +38,7 @@ class Arguments:
         if len(floats) > 1:
             raise GraphError(f"cannot combine a {' tensor with a '.join(sorted(floats))} tensor; "
                              "cast one of them first (cast(x, dtype(y)))")
-        return inputs, self._normalized(spec.name, inputs, attrs)
+        return inputs, self._normalized(spec, inputs, attrs)
 
     def _convert(self, value, like):
         if self.kit.is_tensor(value):
@@ -56,54 +54,23 @@ class Arguments:
     def _dt(self, t) -> np.dtype:
         return np.dtype(self.kit.dtype_name(t))
 
-    def _normalized(self, name, inputs, attrs):
-        kit = self.kit
-        if name in REDUCTIONS:
-            ndim = len(kit.shape(inputs[0]))
-            axis = attrs["axis"]
-            if axis is not None:
-                axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-                for a in axes:
-                    if not -ndim <= a < max(ndim, 1):
-                        raise GraphError(f"axis {a} is out of range for a tensor of shape "
-                                         f"{kit.shape(inputs[0])}")
-                attrs["axis"] = tuple(int(a) % max(ndim, 1) for a in axes)
+    def _normalized(self, spec, inputs, attrs):
+        kit, name = self.kit, spec.name
+        if spec.family == "reduction":
+            attrs["axis"] = shapes.axes(attrs["axis"], kit.shape(inputs[0]))
             attrs["keepdims"] = bool(attrs["keepdims"])
         elif name == "transpose":
-            ndim = len(kit.shape(inputs[0]))
-            axes = attrs["axes"]
-            attrs["axes"] = tuple(reversed(range(ndim))) if axes is None else tuple(int(a) for a in axes)
+            attrs["axes"] = shapes.permutation(attrs["axes"], len(kit.shape(inputs[0])))
         elif name == "reshape":
-            shape = attrs["shape"]
-            attrs["shape"] = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+            attrs["shape"] = shapes.as_shape(attrs["shape"])
         elif name == "cast":
             attrs["dtype"] = np.dtype(str(attrs["dtype"])).name
         elif name == "one_hot":
             attrs["depth"] = int(attrs["depth"])
             attrs["dtype"] = self.dtype.name
-        elif name in ("max_with_argmax", "argmax", "argmin"):
-            shape = kit.shape(inputs[0])
-            axis = int(attrs["axis"])
-            if not -len(shape) <= axis < max(len(shape), 1):
-                raise GraphError(f"axis {axis} is out of range for a tensor of shape {shape}")
-            attrs["axis"] = axis % max(len(shape), 1)
+        elif spec.family == "along_axis":
+            attrs["axis"] = shapes.one_axis(attrs["axis"], kit.shape(inputs[0]))
         elif name == "getitem":
-            attrs["index"] = _index(attrs["index"], kit.shape(inputs[0]))
+            attrs["index"] = shapes.index_items(attrs["index"], kit.shape(inputs[0]))
         return attrs
 
-
-def _index(index, shape):
-    """Index items as numpy takes them (lists become int64 arrays), checked against the shape."""
-    items = []
-    for item in (index if isinstance(index, tuple) else (index,)):
-        if isinstance(item, list):
-            item = np.asarray(item, dtype=np.int64)
-        elif isinstance(item, (bool, np.bool_)):
-            raise GraphError("indexing with a boolean is not supported; index with numbers")
-        items.append(item)
-    items = tuple(items)
-    try:
-        np.broadcast_to(np.empty((), np.dtype([])), shape)[items]  # itemsize 0: no allocation
-    except (IndexError, TypeError, ValueError) as exc:
-        raise GraphError(f"index {index!r} does not fit a tensor of shape {shape}: {exc}") from None
-    return items

@@ -21,8 +21,8 @@ class Kit(Protocol):
     name: str                      # the backend's name
     label: str                     # how notes name the framework
     version: str
-    ops: Mapping[str, Callable]    # opset name -> raw forward op(*tensors, **attrs)
-    checks: Mapping[str, Callable]  # opset name -> check(arrays, literal) -> note text or None
+    ops: Mapping[str, Callable]    # op name (gradcli/ops) -> raw forward op(*tensors, **attrs)
+    checks: Mapping[str, Callable]  # op name (gradcli/ops) -> check(arrays, literal) -> note text or None
     unconnected_text: str          # what the framework's own autodiff does without a path
     norm_clip_epsilon: float | None  # the epsilon its own norm clipping adds, if any
     native_adam: str | None        # its own Adam, if that differs from TensorFlow 1's

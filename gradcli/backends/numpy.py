@@ -12,9 +12,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from .. import core as gc
+from ..builtins import core_ops
 from ..lang.interpret import Interpreter
-from ..lang.rules import rule_names
-from ..opset import OPS
 from . import availability, core_grad
 from .builder import SpecBuilder, gradient_of
 from .numpy_train import train_gradients
@@ -34,15 +33,7 @@ class _Builder(SpecBuilder):
 
     def __init__(self, dtype: str) -> None:
         super().__init__(dtype)
-        self.ops = {name: getattr(gc, name) for name in OPS if hasattr(gc, name)}
-        self.ops.update(
-            getitem=gc.getitem,
-            cast=lambda x, dtype: gc.cast(x, dtype),
-            uniform=lambda shape, low=0.0, high=1.0: gc.uniform(shape, low, high, dtype=self.dtype),
-            normal=lambda shape, mean=0.0, std=1.0: gc.normal(shape, mean, std, dtype=self.dtype),
-            bernoulli=lambda shape, p=0.5: gc.bernoulli(shape, p, dtype=self.dtype),
-            one_hot=lambda indices, depth: gc.one_hot(indices, depth, dtype=self.dtype),
-        )
+        self.ops = core_ops(self.dtype)  # the table's ops as the core builds them
 
     def tensor(self, array):
         return gc.constant(array)
@@ -90,8 +81,8 @@ class _Builder(SpecBuilder):
 
 def _registered_rule(spec, interpreter: Interpreter):
     def rule(op, *dys):
-        names = rule_names(op.attrs, op.inputs, op.outputs, dys)
-        grads = [None if g is None else interpreter.evaluate(g, names) for g in spec.grads]
+        grads = SpecBuilder.rule_gradients(spec.grads, interpreter.evaluate, op.attrs, op.inputs,
+                                           op.outputs, dys)
         return grads[0] if len(grads) == 1 else grads
     return rule
 

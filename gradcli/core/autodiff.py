@@ -18,6 +18,7 @@ from . import registry
 from .evaluate import collector_paused
 from .graph import ORIGIN, Op, Tensor
 from .registry import is_builtin, lookup
+from .shapes import fitting, not_a_gradient
 
 UNCONNECTED = ("none", "zero", "error")
 
@@ -304,40 +305,22 @@ def _user_written(op: Op, name: str, true: bool) -> bool:
 
 
 def _fit(g, t: Tensor, i: int, op: Op, name: str, strict: bool = False) -> Tensor:
-    """Bring a rule's gradient to the input's shape: numbers broadcast, broadcasting undone.
-
-    Built-in rules leave broadcasting to be undone here; a user-written rule (strict)
-    must return the input's shape or a scalar, as spec-v1 says: summing its result
-    down would hide a wrong gradient behind a plausible one.
-    """
+    """Bring a rule's gradient to the input's shape and dtype: numbers broadcast, broadcasting
+    undone (strict, a user-written rule: only a scalar); the rule and its errors: shapes.fitting."""
+    if name == "custom_gradient":
+        name = op.attrs.get("fn", name)  # the user's function, by its name
     if not isinstance(g, Tensor):
         try:
             g = M.convert(g, like=t)
         except Exception:
-            raise GradientError(f"gradient {name!r} for op {op.type!r} returned a "
-                                f"{type(g).__name__} for input {i}; expected a tensor, a number "
-                                "or None") from None
-    if g.dtype != t.dtype:
-        if g.dtype.kind != "f":
-            g = M.cast(g, t.dtype)
-        else:
-            raise GradientError(f"gradient {name!r} for op {op.type!r} returned {g.dtype} for "
-                                f"input {i} of dtype {t.dtype}")
-    if g.shape == t.shape:
+            raise not_a_gradient(name, op.type, i, g) from None
+    cast, reshape = fitting(name, op.type, i, (str(g.dtype), g.shape), (str(t.dtype), t.shape),
+                            strict, t.name)
+    if cast:
+        g = M.cast(g, t.dtype)
+    if reshape is None:
         return g
-    if g.ndim == 0:
-        return A.broadcast_to(g, t.shape)
-    try:
-        broadcast = not strict and np.broadcast_shapes(g.shape, t.shape) == g.shape
-    except ValueError:
-        broadcast = False
-    if not broadcast:
-        if name == "custom_gradient":
-            name = op.attrs["fn"]
-        raise GradientError(f"gradient {name!r} for op {op.type!r} returned shape {g.shape} for "
-                            f"input {i} ({t.name}) of shape {t.shape}; expected {t.shape} "
-                            "(a scalar is broadcast)")
-    return A.sum_to(g, t.shape)
+    return A.broadcast_to(g, t.shape) if reshape == "broadcast" else A.sum_to(g, t.shape)
 
 
 def _unconnected(x: Tensor, mode: str):

@@ -15,14 +15,15 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import GraphError
-from ..ops import OPS
+from ..ops import DRAWS, OPS
+from .shapes import as_shape, indexed_shape
 
 GiB = 1 << 30
 DEFAULT_TOTAL = 2 * GiB        # what one run's graph may hold; one tensor may take half
-_NO_BYTES = np.dtype([])       # itemsize 0: index a stand-in array without allocating
 _BOOLEAN = frozenset(name for name, spec in OPS.items() if spec.result == "bool")
-_SHAPE_ATTR = frozenset({"uniform", "normal", "bernoulli", "broadcast_to", "sum_to",
-                         "getitem_grad"})
+# Ops whose result shape is their `shape` attribute: the table's draws and the core's own
+# gradient helpers (ops_array.py: not in the table).
+_SHAPE_ATTR = frozenset(DRAWS) | {"broadcast_to", "sum_to", "getitem_grad"}
 # Views of their input: their result is not new memory unless numpy must copy.
 _VIEWS = frozenset({"reshape", "transpose", "broadcast_to", "identity", "getitem"})
 
@@ -125,15 +126,14 @@ def parse_size(text: str) -> int:
 def result_shape(op: str, shapes: list[tuple], attrs) -> tuple | None:
     """The shape `op` will produce, or None when the inputs do not fit (the kernel says why)."""
     if op in _SHAPE_ATTR:
-        shape = attrs["shape"]
-        return (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+        return as_shape(attrs["shape"])
     if op == "matmul":
         return _matmul(*shapes) if len(shapes) == 2 else None
     if op == "one_hot":
         return shapes[0] + (int(attrs["depth"]),)
     if op == "getitem":
         try:
-            return np.broadcast_to(np.empty((), _NO_BYTES), shapes[0])[attrs["index"]].shape
+            return indexed_shape(shapes[0], attrs["index"])
         except (IndexError, TypeError, ValueError):
             return None
     if op in ("concat", "stack"):

@@ -2,7 +2,6 @@
 table's kernels; the reductions' builders are generated from their entries."""
 from __future__ import annotations
 
-import builtins
 import functools
 import itertools
 
@@ -12,18 +11,13 @@ from ..errors import GraphError
 from ..ops import OPS, OpSpec
 from ..ops import kernels as _kernels
 from . import budget as budgets
+from . import shapes
 from .graph import Tensor, make_elementwise, make_lazy, make_op
 from .ops_math import convert, unary
 
 
 def _axis_attrs(x: Tensor, axis, keepdims: bool) -> dict:
-    if axis is not None:
-        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-        for a in axes:
-            if not -x.ndim <= a < builtins.max(x.ndim, 1):
-                raise GraphError(f"axis {a} is out of range for a tensor of shape {x.shape}")
-        axis = tuple(int(a) % builtins.max(x.ndim, 1) for a in axes)
-    return {"axis": axis, "keepdims": bool(keepdims)}
+    return {"axis": shapes.axes(axis, x.shape), "keepdims": bool(keepdims)}
 
 
 def _reduction(spec: OpSpec):
@@ -73,12 +67,12 @@ globals().update(BUILT)
 
 def transpose(x, axes=None) -> Tensor:
     x = convert(x)
-    axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(int(a) for a in axes)
+    axes = shapes.permutation(axes, x.ndim)
     return unary("transpose", functools.partial(OPS["transpose"].kernel, axes=axes), x, {"axes": axes})
 
 
 def reshape(x, shape) -> Tensor:
-    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    shape = shapes.as_shape(shape)
     x = convert(x)
     return unary("reshape", functools.partial(OPS["reshape"].kernel, shape=shape), x, {"shape": shape})
 
@@ -123,15 +117,9 @@ def getitem(x, index) -> Tensor:
 
 
 def _normalize_index(index):
-    items = index if isinstance(index, tuple) else (index,)
-    out = []
-    for item in items:
-        if isinstance(item, Tensor):
-            raise GraphError("indexing with a tensor is not supported; index with numbers")
-        if isinstance(item, list):
-            item = np.asarray(item, dtype=np.int64)
-        out.append(item)
-    return tuple(out)
+    if any(isinstance(item, Tensor) for item in (index if isinstance(index, tuple) else (index,))):
+        raise GraphError("indexing with a tensor is not supported; index with numbers")
+    return shapes.index_items(index)
 
 
 def _iterate(x: Tensor):
@@ -158,13 +146,20 @@ def set_seed(seed: int) -> None:
 
 def _random(type_: str, shape, seed, dtype, attrs: dict) -> Tensor:
     seed = (_Seeds.base, next(_Seeds.counter)) if seed is None else (int(seed),)
-    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    shape = shapes.as_shape(shape)
     budget = budgets.active()
     if budget is not None:  # the draw happens here, before make_op could look at it
         budget.admit(type_, [], [], {"shape": shape, "dtype": dtype})
-    value = OPS[type_].kernel(np.random.default_rng(list(seed)), shape, **attrs).astype(dtype)
+    value = drawn(type_, seed, shape, dtype, attrs)
     value = value[()] if value.ndim == 0 else value
     return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).outputs[0]
+
+
+def drawn(name: str, seed, shape: tuple, dtype, attrs: dict) -> np.ndarray:
+    """The numbers of a seeded draw, alike on every backend: the table's kernel over a numpy
+    generator seeded with seed (a sequence of ints: the spec's seed and the draw's index), in
+    dtype."""
+    return OPS[name].kernel(np.random.default_rng(list(seed)), shape, **attrs).astype(dtype)
 
 
 def uniform(shape, low=0.0, high=1.0, seed=None, dtype=np.float64) -> Tensor:
@@ -188,7 +183,7 @@ def zero_out(x) -> tuple[Tensor, Tensor]:
 def max_with_argmax(x, axis=-1) -> tuple[Tensor, Tensor]:
     """(max along axis, its integer index); the index is not differentiable."""
     x = convert(x)
-    axis = _axis_attrs(x, axis, False)["axis"][0]
+    axis = shapes.one_axis(axis, x.shape)
     kernel = functools.partial(OPS["max_with_argmax"].kernel, axis=axis)
     return make_op("max_with_argmax", kernel, (x,), {"axis": axis}, n_outputs=2).outputs
 
@@ -215,15 +210,17 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
 def _arg_extremum(spec: OpSpec):
     def build(x, axis=-1) -> Tensor:
         x = convert(x)
-        axis = _axis_attrs(x, axis, False)["axis"][0]
+        axis = shapes.one_axis(axis, x.shape)
         return unary(spec.name, functools.partial(spec.kernel, axis=axis), x, {"axis": axis})
     build.__name__ = build.__qualname__ = spec.name
     build.__doc__ = f"{spec.signature}: {spec.doc}."
     return build
 
 
-argmax = _arg_extremum(OPS["argmax"])
-argmin = _arg_extremum(OPS["argmin"])
+# argmax, argmin: generated from their entries (max_with_argmax, two outputs, has its own)
+ARG_EXTREMA = {spec.name: _arg_extremum(spec) for spec in OPS.values()
+               if spec.family == "along_axis" and spec.outputs == 1}
+globals().update(ARG_EXTREMA)
 
 
 # ----- ops that gradient rules build (differentiable themselves) -----

@@ -1,6 +1,6 @@
 """The expression language of specs: tokens, parser, AST, checks, dependencies, interpreter.
 
-Imports gradcli.errors, gradcli.ops/opset and gradcli.record alone: never spec/ (which
+Imports gradcli.errors, gradcli.ops and gradcli.record alone: never spec/ (which
 reads YAML and calls in here), a backend, the runner, the CLI or rendering. A backend
 supplies tensors and ops to the interpreter through its `Builder` interface.
 """

@@ -11,7 +11,7 @@ import re
 from gradcli.errors import did_you_mean
 from gradcli.lang.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr
 from gradcli.lang.parser import CONSTANT_NAMES
-from gradcli.opset import DTYPES, OPS
+from gradcli.ops import DTYPES, OPS
 from gradcli.record import Factory, record
 
 

@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from typing import Any, Callable, Mapping, Protocol
 
 from ..errors import SpecError
-from ..opset import OPS
+from ..ops import OPS
 from . import ast
 from .checks import GRAD
 from .deps import Dependencies

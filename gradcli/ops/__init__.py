@@ -17,6 +17,8 @@ from .entry import (
 )
 
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
+# The seeded random draws (uniform, normal, bernoulli): a spec that calls one depends on its seed.
+DRAWS = tuple(name for name, spec in OPS.items() if spec.draw)
 
 
 def op_key(op_type: str) -> str:
@@ -53,6 +55,6 @@ LANGUAGE_FORMS = {
                   "gradient penalties",
 }
 
-__all__ = ["BUILTINS", "BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DTYPES", "FRAMEWORKS",
+__all__ = ["BUILTINS", "BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DRAWS", "DTYPES", "FRAMEWORKS",
            "LANGUAGE_FORMS", "NUMPY", "OPERATORS", "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE",
            "UNARY_OPERATORS", "OpSpec", "op_key"]

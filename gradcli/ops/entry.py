@@ -19,7 +19,8 @@ FRAMEWORKS = ("torch", "jax", "tensorflow")
 # The spelling a framework gets when an entry names none: the op's own name under these.
 DEFAULT_SPELLING = {"torch": "torch.{name}", "jax": "jnp.{name}", "tensorflow": "tf.math.{name}"}
 # How the core builds an op from its entry (ops_math/ops_array generate these families;
-# "core" ops have a builder of their own there, "eager" ones are composed by the eager layer).
+# "core" ops have a builder of their own there). "along_axis" ops take one axis (argmax, argmin,
+# max_with_argmax): every backend normalizes it alike and takes a 0-d input as one element.
 FAMILIES = ("unary", "binary", "reduction", "along_axis", "core")
 # What an op gives (its first output): a tensor whose dtype follows its inputs or the spec's
 # dtype; a boolean tensor; an int64 index; or a dtype name, which is no tensor and builds no
@@ -63,7 +64,7 @@ class OpSpec:
     variadic: bool = False               # the first parameter takes a list of tensors
     family: str = "core"
     # numpy forward: kernel(*input values, **attributes) -> value (or a tuple for several
-    # outputs); a seeded draw: kernel(numpy generator, shape, **attributes). Given as the
+    # outputs); a seeded draw (draw=True): kernel(numpy generator, shape, **attributes). As the
     # function or as where it lives ("np.exp", "K.elu"): see .kernel
     kernel_ref: Callable | str | None = None
     # the same forward written once over an op namespace `o` (o.mul, o.erfc, ...): formula(o,
@@ -77,6 +78,8 @@ class OpSpec:
     native: bool = True                  # a framework op implements it (False: the eager layer)
     chains: bool = True                  # a < b < c: comparisons refuse to chain
     result: str = "tensor"               # what its first output is: one of RESULTS
+    draw: bool = False                   # a seeded random draw: kernel(generator, shape, **attributes)
+    interpreted: bool = False            # the interpreter evaluates the call itself: no backend op
 
     kernel = _Kernel()  # kernel_ref as a function (numpy imported on first use)
 
@@ -117,8 +120,8 @@ def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family
        formula: Callable | None = None, outputs: int = 1, attrs: tuple[str, ...] = (),
        variadic: bool = False, operator: str | None = None, precedence: int = 0,
        prefix: str | None = None, gradient: bool | tuple[bool, ...] = True,
-       native: bool = True, chains: bool = True, result: str = "tensor",
-       **spellings: str | None) -> OpSpec:
+       native: bool = True, chains: bool = True, result: str = "tensor", draw: bool = False,
+       interpreted: bool = False, **spellings: str | None) -> OpSpec:
     """Add an op from a compact signature such as 'sum(x, axis=None, keepdims=False)'.
 
     Keyword arguments named after a framework (torch=, jax=, tensorflow=) give its spelling
@@ -146,7 +149,7 @@ def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family
         kernel = _numpy_formula(formula)
     spec = OpSpec(name, tuple(params), defaults, doc, outputs, tensor_params, variadic, family,
                   kernel, formula, operator, precedence, prefix, flags, dict(spellings), native,
-                  chains, result)
+                  chains, result, draw, interpreted)
     OPS[name] = spec
     if operator is not None:
         OPERATORS[operator], PRECEDENCE[operator] = name, precedence

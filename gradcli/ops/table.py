@@ -101,7 +101,8 @@ op("where(cond, a, b)", "a where cond else b; the gradient flows to the chosen b
    gradient=(False, True, True), tensorflow="tf.where")
 op("cast(x, dtype)", "convert to dtype (float32, float64, int32, int64, bool)", "K.cast", attrs=("dtype",),
    torch=OWN, jax="jnp.asarray(x, dtype=dtype)", tensorflow="tf.cast")
-op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dtype")
+op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dtype",
+   interpreted=True)
 
 # ----- reductions and shape -----
 # A backend adapts its reductions' axes once (None: all; (): a copy); the spellings get a tuple.
@@ -142,28 +143,30 @@ op("getitem(x, index)", "x[index]: integers, slices, None and integer lists", "K
 
 # ----- seeded random draws (the same numbers on every replay) -----
 op("uniform(shape, low=0.0, high=1.0)", "uniform draw in [low, high)", "K.uniform_draw",
-   attrs=("shape",), native=False)
+   attrs=("shape",), native=False, draw=True)
 op("normal(shape, mean=0.0, std=1.0)", "normal draw", "K.normal_draw", attrs=("shape",),
-   native=False)
+   native=False, draw=True)
 op("bernoulli(shape, p=0.5)", "0/1 draw with P(1) = p", "K.bernoulli_draw", attrs=("shape",),
-   native=False)
+   native=False, draw=True)
 
 # ----- gradient control -----
 op("grad_pass_through(e, wrt=None)",
    "forward e, backward identity into wrt (default: the one float name e uses), "
-   "as tf.grad_pass_through", native=False)
+   "as tf.grad_pass_through", native=False, interpreted=True)
 op("reverse_gradient(x, scale=1.0)", "forward x, backward -scale * dy (gradient reversal layer)",
    native=False)
 op("zero_out(x)", "two outputs: x with all but the first element zeroed, and that index",
    "K.zero_out", outputs=2, native=False)
 op("max_with_argmax(x, axis=-1)",
    "two outputs: max along axis and its integer index (not differentiable)", "K.max_with_argmax",
-   outputs=2, torch=OWN, jax=OWN, tensorflow=OWN)
+   outputs=2, family="along_axis", torch=OWN, jax=OWN, tensorflow=OWN)
 op("argmax(x, axis=-1)", "int64 index of the largest entry along axis; ties and NaNs: the first "
-   "(as numpy); not differentiable", "np.argmax", gradient=False, result="index",
+   "(as numpy); not differentiable", "np.argmax", family="along_axis",
+   gradient=False, result="index",
    torch="torch.argmax(x, dim=axis)", tensorflow=OWN)
 op("argmin(x, axis=-1)", "int64 index of the smallest entry along axis; ties and NaNs: the first "
-   "(as numpy); not differentiable", "np.argmin", gradient=False, result="index",
+   "(as numpy); not differentiable", "np.argmin", family="along_axis",
+   gradient=False, result="index",
    torch="torch.argmin(x, dim=axis)", tensorflow=OWN)
 
 

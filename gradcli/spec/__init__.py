@@ -1,6 +1,6 @@
 """Load, validate and lint experiment specs (the expression language is gradcli.lang).
 
-Imports only PyYAML, numpy, gradcli.errors, gradcli.opset and gradcli.lang: never a backend.
+Imports only PyYAML, numpy, gradcli.errors, gradcli.ops and gradcli.lang: never a backend.
 Each name below is imported from its module on first use, not with the package: `gradcli
 schema` reads spec/schema.py and spec/sections.py without the loader (or PyYAML).
 """

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 
 from gradcli.lang.ast import Name, walk
 from gradcli.lang.checks import Scope
-from gradcli.ops import op_key
-from gradcli.opset import BUILTIN_GRADIENTS, OPS
+from gradcli.ops import BUILTIN_GRADIENTS, OPS, op_key
 from gradcli.spec.document import Map, Scalar, Seq, YNode
 from gradcli.spec.fields import (
     check_keys,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradcli.opset import DTYPES
+from gradcli.ops import DTYPES
 from gradcli.spec.arrays import FLOAT_DTYPES, INT_RANGES, MAX_DIMS, literal_array
 from gradcli.spec.document import Map, Scalar, YNode
 from gradcli.spec.fields import (

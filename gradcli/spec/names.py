@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from gradcli.errors import did_you_mean
 from gradcli.lang.parser import CONSTANT_NAMES
-from gradcli.opset import DTYPES, OPS
+from gradcli.ops import DTYPES, OPS
 from gradcli.spec.document import Scalar
 from gradcli.spec.fields import fail, is_identifier
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from gradcli.lang.ast import Call, Const, ListExpr, walk
-from gradcli.opset import OPS
+from gradcli.ops import OPS
 from gradcli.spec.model import Experiment, Expr
 
 MAX_OPS = 100_000  # ops one spec may build (documented in docs/untrusted.md)

@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import re
 
+from ..ops import DRAWS
+
 VALUE_ONLY_TOP = ("name", "description", "expect", "sweep", "seed", "inputs")
-RANDOM_CALL = re.compile(r"\b(uniform|normal|bernoulli)\s*\(")
+RANDOM_CALL = re.compile(rf"\b({'|'.join(DRAWS)})\s*\(")
 
 
 def structure_key(experiment) -> str:

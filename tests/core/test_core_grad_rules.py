@@ -11,7 +11,7 @@ from core_helpers import assert_close, check_gradients, fd_gradients
 import gradcli as gc
 from gradcli.core import registry
 from gradcli.errors import GraphError
-from gradcli.opset import OPS
+from gradcli.ops import OPS
 
 
 # ----- input domains where each op is smooth -----

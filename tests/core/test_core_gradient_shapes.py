@@ -32,6 +32,17 @@ def test_a_custom_gradient_of_a_broadcastable_wrong_shape_is_an_error():
         gc.gradients(gc.sum(doubled(x)), x)
 
 
+def test_a_custom_gradient_of_another_float_dtype_names_the_function():
+    @gc.custom_gradient
+    def halved(x):
+        return gc.sign(x), lambda dy: gc.cast(dy, "float32")
+
+    x = gc.constant([0.5, -1.5, 0.2], name="x")
+    with pytest.raises(GradientError, match=r"gradient 'halved' for op 'custom_gradient' "
+                                            r"returned float32 for input 0 of dtype float64"):
+        gc.gradients(gc.sum(halved(x)), x)
+
+
 def test_scalars_are_broadcast_and_built_in_rules_still_undo_broadcasting(gradient_name):
     name = gradient_name("Scalar")
     gc.register_gradient(name)(lambda op, grad: gc.sum(grad) * 2.0)

@@ -315,3 +315,11 @@ def test_public_names_are_exported():
         assert isinstance(getattr(gc.train, name), type)
     assert list(itertools.islice(gc.registered_names(), 1))  # something is registered
     assert {"identity", "hardtanh", "reverse", "zero"} <= set(gc.registered_names())
+
+
+def test_a_boolean_index_item_is_refused_as_on_every_backend():
+    x = gc.constant([1.0, 2.0, 3.0])
+    with pytest.raises(GraphError, match="indexing with a boolean is not supported; index with "
+                                         "numbers"):
+        x[True]
+    np.testing.assert_array_equal(x[[2, 0]].numpy(), np.array([3.0, 1.0]))

@@ -18,7 +18,7 @@ import pytest
 from available import backend_params
 from oracle_helpers import check, literal, mismatch, run_spec, tensorflow
 
-from gradcli.opset import OPERATORS, OPS
+from gradcli.ops import OPERATORS, OPS
 
 tf = tensorflow()
 f64 = tf.float64

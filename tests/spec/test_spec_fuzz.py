@@ -11,7 +11,7 @@ from spec_samples import BASE, SPEC_V1_EXAMPLE, sx
 
 from gradcli.errors import SpecError
 from gradcli.lang import Call, Const, Name, parse_expression
-from gradcli.opset import OPERATORS, UNARY_OPERATORS
+from gradcli.ops import OPERATORS, UNARY_OPERATORS
 from gradcli.spec import load_spec_text
 
 # GRADCLI_FUZZ_EXAMPLES=5000 runs a longer campaign; the default keeps the suite quick.

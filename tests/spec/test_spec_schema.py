@@ -7,7 +7,7 @@ import pytest
 import yaml
 from spec_samples import SPEC_V1_EXAMPLE
 
-from gradcli.opset import DTYPES
+from gradcli.ops import DTYPES
 from gradcli.spec import json_schema
 from gradcli.spec.build import BACKENDS, TOP_KEYS, UNCONNECTED
 
