@@ -239,8 +239,9 @@ def result_renderables(result) -> list:
                           style="dim"))
     if result.nonfinite:
         parts.append(nonfinite_note(result.nonfinite))
-    if result.warnings:
-        parts.append(warnings_text(result.warnings))
+    unprinted = [w for w in result.warnings if w not in result.lint]  # lint's: on stderr
+    if unprinted:
+        parts.append(warnings_text(unprinted))
     return [p for p in parts if p is not None]
 
 

@@ -10,7 +10,7 @@ import sys
 
 # name -> the module of this package that defines it
 _HOME = {
-    "LintWarning": "lint", "lint": "lint",
+    "LintWarning": "lint", "lint": "lint", "unmatched_at_run": "lint",
     "load_spec": "load", "load_spec_text": "load",
     "ClipSpec": "model", "ExpectSpec": "model", "Experiment": "model", "Expr": "model",
     "FunctionSpec": "model", "GradientSpec": "model", "InputSpec": "model", "LetSpec": "model",
