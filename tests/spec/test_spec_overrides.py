@@ -33,7 +33,7 @@ def test_list_items_by_index(load):
 def test_set_values_keep_their_own_location(load, base):
     exp = load(base, overrides=["outputs.y=sum(w)"])
     loc = exp.outputs[0].expr.loc
-    assert (loc.path, loc.line) == ("--set", 0)
+    assert (loc.path, loc.line) == ("--set outputs.y", 0)
 
 
 @pytest.mark.parametrize("override, message", [
