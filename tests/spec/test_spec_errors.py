@@ -347,3 +347,23 @@ def test_file_not_utf8(tmp_path):
 def test_valid_expressions_load(expression, load):
     exp = load(change("sign(x)", f"'{expression}'"))
     assert exp.lets[0].expr.text == expression
+
+
+@pytest.mark.parametrize("typed, meant", [
+    ("sing", "sign"), ("sgin", "sign"),  # a swap is one edit, as the dropped letter of 'sin'
+    ("reduce_max", "max"), ("reduce_mean", "mean"),  # TensorFlow's names
+])
+def test_an_unknown_function_suggests_the_op_meant(typed, meant, spec_error, base):
+    err = spec_error(base.replace("sign(x)", f"{typed}(x)"))
+    assert err.bare_message == f"unknown function {typed!r}"
+    assert err.hint == f"did you mean {meant!r}?"
+
+
+@pytest.mark.parametrize("typed, meant", [
+    ("sgin", "sign"), ("Sgn", "sign"),  # 'sgn' is as close to 'sin': sign is in the spec
+    ("ReduceMax", "max"),
+])
+def test_an_unknown_override_op_prefers_the_ops_of_the_spec(typed, meant, spec_error, base):
+    err = spec_error(base, overrides=[f"override_map.{typed}=identity"])
+    assert err.bare_message == f"unknown op type {typed!r}"
+    assert err.hint == f"did you mean {meant!r}?"
