@@ -15,6 +15,10 @@ class GraphError(GradcliError):
 class GradientError(GradcliError):
     """A gradient rule is missing, malformed or returned the wrong thing."""
 
+    def __init__(self, message: str, *, gradient: str | None = None) -> None:
+        super().__init__(message)
+        self.gradient = gradient  # the named gradient at fault, for an error placed at it
+
 
 class RegistryError(GradcliError):
     """A gradient name was registered twice or is unknown."""

@@ -336,7 +336,8 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             fits = False
         if not fits:
             raise GradientError(f"gradient {name!r} for op {op!r} returned shape {gs} for input {i} "
-                                f"of shape {xs}; expected {xs} (a scalar is broadcast)")
+                                f"of shape {xs}; expected {xs} (a scalar is broadcast)",
+                                gradient=name)
         return sum_to(kit, g, xs)
 
     # ----- ops every kit shares -----

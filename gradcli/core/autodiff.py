@@ -271,7 +271,7 @@ def _fit(g, t: Tensor, i: int, op: Op, name: str, strict: bool = False) -> Tenso
             name = op.attrs["fn"]
         raise GradientError(f"gradient {name!r} for op {op.type!r} returned shape {g.shape} for "
                             f"input {i} ({t.name}) of shape {t.shape}; expected {t.shape} "
-                            "(a scalar is broadcast)")
+                            "(a scalar is broadcast)", gradient=name)
     return A.sum_to(g, t.shape)
 
 
