@@ -104,6 +104,8 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
             num = numeric_grads[out][name] if numeric_grads else None
+            if num is None and numeric and experiment.unconnected == "zero" and over is not None:
+                num = np.zeros_like(over)  # nothing depends on it: its finite difference is 0
             kind = program.numeric_kinds[out][name] if numeric else "skipped"  # what it did,
             seed = program.numeric_seeds[out][name] if numeric else None  # with which seed
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
