@@ -180,6 +180,13 @@ def _yaml_error(source: Source, exc: yaml.YAMLError) -> SpecError:
                       index, line, column)
     if mark is None:
         return _error(source, message, 0, 0, 0)
+    opened = getattr(exc, "context_mark", None)
+    if (context or "").startswith("while parsing a flow") and opened is not None \
+            and opened.line < mark.line and not source.from_set:
+        # An unclosed [ or { is found only on a later line: point at the opening instead.
+        message = (f"invalid YAML: {problem} (the {context[len('while parsing a '):]} opened "
+                   f"here is not closed before line {mark.line + 1})")
+        return _error(source, message, opened.index, opened.line + 1, opened.column + 1)
     return _error(source, message, mark.index, mark.line + 1, mark.column + 1)
 
 

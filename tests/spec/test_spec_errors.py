@@ -136,9 +136,17 @@ CASES = {
         change("  s: sign(x)", "  s: sign(x)\n  s: x"),
         "spec.yaml:6:3: duplicate key 's': it is already defined at line 5 (YAML would silently "
         "keep the last one)"),
-    "invalid YAML": (
+    "invalid YAML": (  # placed at the unclosed '[' (YAML finds it only on the next line)
         BASE + "wrt: [x\n",
-        "spec.yaml:9:1: invalid YAML: did not find expected ',' or ']' (while parsing a flow "
+        "spec.yaml:8:6: invalid YAML: did not find expected ',' or ']' (the flow sequence opened "
+        "here is not closed before line 9)"),
+    "unclosed flow list before the next key": (
+        change("  x: [-2.0, -0.5, 0.5, 2.0]", "  x: [-2.0, -0.5, 0.5, 2.0"),
+        "spec.yaml:2:6: invalid YAML: did not find expected ',' or ']' (the flow sequence opened "
+        "here is not closed before line 3)"),
+    "invalid YAML on one line": (
+        BASE + "wrt: [x}\n",
+        "spec.yaml:8:8: invalid YAML: did not find expected ',' or ']' (while parsing a flow "
         "sequence)"),
     "not a mapping": (
         "- 1\n- 2\n",
