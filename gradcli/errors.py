@@ -15,6 +15,10 @@ class GraphError(GradcliError):
 class GradientError(GradcliError):
     """A gradient rule is missing, malformed or returned the wrong thing."""
 
+    def __init__(self, message: str, *, gradient: str | None = None) -> None:
+        super().__init__(message)
+        self.gradient = gradient  # the named gradient at fault, for an error placed at it
+
 
 class RegistryError(GradcliError):
     """A gradient name was registered twice or is unknown."""
@@ -72,13 +76,42 @@ class ExpectationFailed(GradcliError):
     exit_code = 1
 
 
-def did_you_mean(name: str, candidates) -> str | None:
-    """'did you mean X?' for the closest candidate, or None when nothing is close."""
+def did_you_mean(name: str, candidates, *, prefer=(), alias: str | None = None) -> str | None:
+    """'did you mean X?' for the closest candidate, or None when nothing is close.
+
+    A case-only difference wins, then `alias` (our name for `name` in another library:
+    max for reduce_max). Among difflib's close matches, the fewest edits wins, counting a swap of two
+    neighbours as one (`sgin` is one edit from `sign`, as from `sin`); a tie goes to a name in
+    `prefer` (used in the spec), then to the one sharing more letters (`sgn`: sign, not sin)."""
     candidates = [c for c in candidates if isinstance(c, str)]
     lowered = {c.lower(): c for c in candidates}
     if name.lower() in lowered and lowered[name.lower()] != name:
         return f"did you mean {lowered[name.lower()]!r}?"
+    if alias in candidates:
+        return f"did you mean {alias!r}?"
     import difflib  # only when an error needs a hint
 
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f"did you mean {close[0]!r}?" if close else None
+    close = difflib.get_close_matches(name, candidates, n=len(candidates), cutoff=0.6)
+    if not close:
+        return None
+    from collections import Counter
+
+    typed = Counter(name)
+    best = min(close, key=lambda c: (_edits(name, c), c not in prefer,
+                                     -sum((typed & Counter(c)).values()), close.index(c)))
+    return f"did you mean {best!r}?"
+
+
+def _edits(a: str, b: str) -> int:
+    """Insertions, deletions, substitutions and swaps of neighbours turning a into b (the
+    optimal string alignment distance)."""
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1,
+                         rows[-1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[-2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]

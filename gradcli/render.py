@@ -267,8 +267,9 @@ def result_parts(result) -> list:
                                 "")], "dim"))
     if result.nonfinite:
         parts.append(_nonfinite_part(result.nonfinite))
-    if result.warnings:
-        parts.append(_warnings_part(result.warnings))
+    unprinted = [w for w in result.warnings if w not in result.lint]  # lint's: on stderr
+    if unprinted:
+        parts.append(_warnings_part(unprinted))
     return [p for p in parts if p is not None]
 
 

@@ -14,7 +14,7 @@ from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
-from .spec.lint_discrete import run_warnings
+from .spec import lint, unmatched_at_run  # not .spec.lint: that would shadow lint() by its module
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
@@ -63,7 +63,8 @@ class Result:
     overrides: list          # [(OverrideEntry, number of ops it matched)]
     train: TrainRecord | None = None
     expect: ExpectOutcome | None = None
-    warnings: list = Factory(list)
+    warnings: list = Factory(list)     # every warning: the lint's (first), then the run's
+    lint: list = Factory(list)         # those of them lint() gives, printed as the spec loaded
     conventions: list = Factory(list)  # where the backend's framework differs
     nonfinite: list = Factory(list)    # [Nonfinite]: where each NaN or infinity was born
     numeric_seeds: dict = Factory(dict)  # {output: {input: seed or None}}, as the backend reported
@@ -104,6 +105,8 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
             num = numeric_grads[out][name] if numeric_grads else None
+            if num is None and numeric and experiment.unconnected == "zero" and over is not None:
+                num = np.zeros_like(over)  # nothing depends on it: its finite difference is 0
             kind = program.numeric_kinds[out][name] if numeric else "skipped"  # what it did,
             seed = program.numeric_seeds[out][name] if numeric else None  # with which seed
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
@@ -111,10 +114,11 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
     result.numeric_seeds = {o: dict(row) for o, row in program.numeric_seeds.items()} if numeric else {}
-    result.warnings = [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
-                       for e, count in result.overrides if count == 0]
-    result.warnings += run_warnings(experiment)  # overrides a boolean/integer path cuts off
-    result.warnings += program.warnings
+    # The lint's warnings too (the CLI printed them on stderr as the spec loaded), so that
+    # JSON, markdown, CSV and the report carry every warning, each once and placed.
+    result.lint = [str(w) for w in lint(experiment)]
+    unmatched = unmatched_at_run(experiment, [e for e, count in result.overrides if count == 0])
+    result.warnings = [*result.lint, *unmatched, *program.warnings]
     result.nonfinite = locate_nonfinite(program, values, overridden, true)
     if experiment.train is not None:
         result.train = train(program, experiment, progress)

@@ -136,12 +136,21 @@ class SpecBuilder:
 
 
 @contextmanager
-def gradient_of(expr, what: str):
+def gradient_of(expr, what: str, experiment=None):
     """A gradient build's failure (a backend's or a rule's error) as a SpecError at `expr`,
-    the expression of the output (or loss) it was for: "<what>: <the error>"."""
+    the expression of the output (or loss) it was for: "<what>: <the error>". A registered
+    gradient (or a function's) that returned the wrong thing is placed at its entry instead:
+    that is where the mistake is."""
     try:
         yield
     except SpecError:
         raise
     except GradcliError as exc:
+        name = getattr(exc, "gradient", None)
+        if experiment is not None and name in experiment.register:
+            raise experiment.register[name].loc.error(f"{what}: {exc}", key=f"register.{name}") \
+                from None
+        if experiment is not None and name in experiment.functions:
+            raise experiment.functions[name].loc.error(f"{what}: {exc}", key=f"functions.{name}") \
+                from None
         raise spec_error(expr, f"{what}: {exc}") from None

@@ -157,7 +157,8 @@ class EagerProgram(Program):
                 if kind == "true":  # through comparisons and casts: connected, derivative 0
                     carried |= {n for i, n in src_ids.items() if graph.depends(id(y), i, set())}
                 if backward is not None:
-                    with gradient_of(self.expr_of(out), f"the {kind} gradient of output {out!r}"):
+                    with gradient_of(self.expr_of(out), f"the {kind} gradient of output {out!r}",
+                                     self.experiment):
                         native = dict(zip(names, backward(k - 1, self._seed(out, value, grad_ys))))
             table[out] = (value, {n: (native.get(self.canonical(n)), self.canonical(n) in carried)
                                   for n in wrt})

@@ -148,7 +148,7 @@ class NumpyProgram(Program):
         table = {}
         for out in exp.outputs:
             gy = exp.grad_ys.get(out.name)
-            with gradient_of(out.expr, f"the {kind} gradient of output {out.name!r}"):
+            with gradient_of(out.expr, f"the {kind} gradient of output {out.name!r}", exp):
                 grads = differentiate([env[out.name]], xs, grad_ys=None if gy is None else [gy],
                                       stop_gradients=stops, unconnected_gradients=exp.unconnected)
             table[out.name] = dict(zip(exp.wrt, grads))

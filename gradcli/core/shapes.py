@@ -74,7 +74,7 @@ def indexed_shape(shape: tuple, items: tuple) -> tuple:
 def not_a_gradient(name: str, op: str, i: int, value) -> GradientError:
     """The error for a rule that returned neither a tensor, a number nor None."""
     return GradientError(f"gradient {name!r} for op {op!r} returned a {type(value).__name__} for "
-                         f"input {i}; expected a tensor, a number or None")
+                         f"input {i}; expected a tensor, a number or None", gradient=name)
 
 
 def fitting(name: str, op: str, i: int, g: tuple[str, tuple], x: tuple[str, tuple],
@@ -91,7 +91,7 @@ def fitting(name: str, op: str, i: int, g: tuple[str, tuple], x: tuple[str, tupl
     cast = gd != xd
     if cast and gd.startswith("float"):
         raise GradientError(f"gradient {name!r} for op {op!r} returned {gd} for input {i} of "
-                            f"dtype {xd}")
+                            f"dtype {xd}", gradient=name)
     if gs == xs:
         return cast, None
     if gs == ():
@@ -103,5 +103,6 @@ def fitting(name: str, op: str, i: int, g: tuple[str, tuple], x: tuple[str, tupl
     if not fits:
         shown = f"input {i}" if x_name is None else f"input {i} ({x_name})"
         raise GradientError(f"gradient {name!r} for op {op!r} returned shape {gs} for {shown} "
-                            f"of shape {xs}; expected {xs} (a scalar is broadcast)")
+                            f"of shape {xs}; expected {xs} (a scalar is broadcast)",
+                            gradient=name)
     return cast, "sum"

@@ -11,7 +11,7 @@ import re
 from gradcli.errors import did_you_mean
 from gradcli.lang.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr
 from gradcli.lang.parser import CONSTANT_NAMES
-from gradcli.ops import DTYPES, OPS
+from gradcli.ops import DTYPES, OPS, tf_alias
 from gradcli.record import Factory, record
 
 
@@ -150,7 +150,8 @@ class Checker:
             if self.scope.has(node.func):
                 raise self.fail(f"{node.func!r} is a tensor, not a function", node)
             raise self.fail(f"unknown function {node.func!r}", node,
-                            did_you_mean(node.func, [*OPS, *self.scope.functions, GRAD]))
+                            did_you_mean(node.func, [*OPS, *self.scope.functions, GRAD],
+                                         alias=tf_alias(node.func)))
         if spec.outputs > 1 and not top:
             raise self.fail(f"{node.func} has {spec.outputs} outputs, so it cannot be used inside "
                             "a larger expression", node,

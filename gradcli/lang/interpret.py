@@ -48,6 +48,9 @@ def spec_error(expr, message: str, node=None) -> SpecError:
     """A SpecError pointing into the expression's source (file, line, column)."""
     loc = expr.loc
     column = loc.column + (node.pos if node is not None and expr.text else 0)
+    if loc.line == 0:  # a --set value: its flag and key, and where in it (there is no line)
+        return SpecError(message.rstrip() + (loc.in_value(column) if node is not None else ""),
+                         key=loc.path)
     return SpecError(message, path=loc.path, line=loc.line, column=column,
                      source_line=loc.source_line)
 

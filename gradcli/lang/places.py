@@ -68,8 +68,8 @@ class Place:
         """A SpecError with a caret under this sub-expression's operator or name."""
         loc = self.expr.loc
         column = loc.column + (self.node.pos if self.expr.text else 0)
-        if loc.line == 0:  # a --set value has no line to show
-            return SpecError(message, key=f"{loc.path} {self.expr.text}")
+        if loc.line == 0:  # a --set value: its flag and key, and where in it (there is no line)
+            return SpecError(message + loc.in_value(column), key=loc.path)
         return SpecError(message, path=loc.path, line=loc.line, column=column,
                          source_line=loc.source_line)
 

@@ -20,12 +20,24 @@ DTYPES = ("float32", "float64", "int32", "int64", "bool")
 # The seeded random draws (uniform, normal, bernoulli): a spec that calls one depends on its seed.
 DRAWS = tuple(name for name, spec in OPS.items() if spec.draw)
 
+# TensorFlow's names for ops this table names otherwise, by op_key: only did-you-mean reads
+# them (reduce_max(...) or `override_map: {ReduceMax: ...}` -> "did you mean 'max'?").
+TF_NAMES = {"reducemax": "max", "reducemin": "min", "reducesum": "sum", "reducemean": "mean",
+            "reduceprod": "prod", "reducelogsumexp": "logsumexp", "multiply": "mul",
+            "subtract": "sub", "divide": "div", "truediv": "div", "realdiv": "div",
+            "negative": "neg", "clipbyvalue": "clip", "concatv2": "concat"}
+
 
 def op_key(op_type: str) -> str:
     """An op type as override maps match it: ignoring case and underscores, so TensorFlow's
     "Sign", "StopGradient" and "ZeroOut" name sign, stop_gradient and zero_out (the spec's
     override_map, the core's override scopes and the eager backends' all match by this)."""
     return op_type.lower().replace("_", "")
+
+
+def tf_alias(name: str) -> str | None:
+    """The op this table has for TensorFlow's `name` (reduce_max, ReduceMax: max), else None."""
+    return TF_NAMES.get(op_key(name))
 
 
 # The named gradients every backend provides out of the box, each written once here as

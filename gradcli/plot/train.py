@@ -130,15 +130,22 @@ def _quantity(ax, quantity: str, runs: list) -> None:
                 marker=style["marker"], markersize=4 + 2.5 * wider, markevery=(start, every),
                 label=shown, gid=f"{quantity}:{name}", zorder=2 + i)
         marks.draw_edges(ax, x, marks.nonfinite(y), name, style["color"])
-    for label, final, i in finals:
+    # final stars that hide one another are said as lines are (the axes' span sets "alike")
+    stars = [(f"{label}, {final['label']}", np.asarray([final["value"]], float))
+             for label, final, _ in finals]
+    hidden = overlaps([(name, y) for name, y, *_ in drawn] + stars)[0][len(drawn):]
+    steps = {name: final["step"] for (name, _), (_, final, _) in zip(stars, finals)}
+    for (label, final, i), below in zip(finals, hidden):
         style = line_style(i)
         name = f"{label}, {final['label']}"
+        on = below if steps.get(below, None) == final["step"] else None
         value = np.asarray([final["value"]], dtype=np.float64)
         x = np.asarray([final["step"]])
         if np.isfinite(value).all():
             ax.plot(x, value, linestyle="none", marker=FINAL_MARKER, markersize=12,
                     color=style["color"], markeredgecolor="black", markeredgewidth=0.7,
-                    label=name, gid=f"{quantity}:{name}", zorder=10)
+                    label=name if on is None else f"{name}, overlaps {on}",
+                    gid=f"{quantity}:{name}", zorder=10)
         marks.draw_edges(ax, x, marks.nonfinite(value), name, style["color"])
     every = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
     if every and marks.spans_decades(np.concatenate(every)):

@@ -10,7 +10,7 @@ import sys
 
 # name -> the module of this package that defines it
 _HOME = {
-    "LintWarning": "lint", "lint": "lint",
+    "LintWarning": "lint", "lint": "lint", "unmatched_at_run": "lint",
     "load_spec": "load", "load_spec_text": "load",
     "ClipSpec": "model", "ExpectSpec": "model", "Experiment": "model", "Expr": "model",
     "FunctionSpec": "model", "GradientSpec": "model", "InputSpec": "model", "LetSpec": "model",
@@ -26,7 +26,10 @@ def __getattr__(name: str):
     if home is None:  # a submodule (`from gradcli.spec import document`) is then imported as usual
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     __import__(f"{__name__}.{home}")  # as an import statement would (-X importtime reports it)
-    value = getattr(sys.modules[f"{__name__}.{home}"], name)
+    module = sys.modules[f"{__name__}.{home}"]
+    if _HOME.get(home) == home:  # the import bound `lint` to its module: the function is meant
+        globals()[home] = getattr(module, home)
+    value = getattr(module, name)
     globals()[name] = value
     return value
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+from gradcli.lang.ast import Call, walk
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import literal_array
 from gradcli.spec.data import build_data, declare_names
@@ -77,7 +78,9 @@ def build_experiment(root: Map, path: str) -> Experiment:
     lets = _lets(sections["let"], let_names, inputs, names, callable_, upstream)
     outputs = _outputs(sections["outputs"], inputs, names, callable_, upstream)
     register, register_sites = build_register(sections["register"], functions, spec_names)
-    override_map = build_override_map(optional(root, "override_map"), names, register_sites)
+    used = frozenset(n.func for spec in (*lets, *outputs) for n in walk(spec.expr.node)
+                     if isinstance(n, Call))
+    override_map = build_override_map(optional(root, "override_map"), names, register_sites, used)
     wrt = _wrt(optional(root, "wrt"), names, inputs, data_inputs)
     stop_gradients = _names_list(optional(root, "stop_gradients"), "stop_gradients", names)
     for key in ("wrt", "stop_gradients"):

@@ -16,7 +16,7 @@ import yaml
 from gradcli.errors import SpecError
 from gradcli.record import Hidden, record
 from gradcli.spec.files import NotRegular, open_regular
-from gradcli.spec.model import SET_PATH, Location
+from gradcli.spec.model import Location
 
 MAX_FILE_BYTES = 1 << 20
 MAX_NESTING = 64
@@ -57,7 +57,8 @@ class Mark:
     def location(self) -> Location:
         """The Location of this mark (a --set value has line 0 and its own text)."""
         if self.source.from_set:
-            return Location(SET_PATH, 0, self.index + 1, self.source.text)
+            return Location(f"{self.source.path} {self.source.set_key}", 0, self.index + 1,
+                            self.source.text)
         text = self.source.text
         start = text.rfind("\n", 0, self.index) + 1
         end = text.find("\n", self.index)
@@ -156,7 +157,7 @@ def to_plain(node: YNode | None) -> object:
 def _error(source: Source, message: str, index: int, line: int, column: int) -> SpecError:
     """A SpecError at a position of `source` (line 0: the position is unknown)."""
     if source.from_set:
-        return SpecError(message, key=f"{SET_PATH} {source.set_key}")
+        return SpecError(message, key=f"{source.path} {source.set_key}")
     if not line:
         return SpecError(message, path=source.path)
     loc = Mark(source, index, line, column).location()
@@ -181,6 +182,13 @@ def _yaml_error(source: Source, exc: yaml.YAMLError) -> SpecError:
                       index, line, column)
     if mark is None:
         return _error(source, message, 0, 0, 0)
+    opened = getattr(exc, "context_mark", None)
+    if (context or "").startswith("while parsing a flow") and opened is not None \
+            and opened.line < mark.line and not source.from_set:
+        # An unclosed [ or { is found only on a later line: point at the opening instead.
+        message = (f"invalid YAML: {problem} (the {context[len('while parsing a '):]} opened "
+                   f"here is not closed before line {mark.line + 1})")
+        return _error(source, message, opened.index, opened.line + 1, opened.column + 1)
     return _error(source, message, mark.index, mark.line + 1, mark.column + 1)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from gradcli.lang.ast import Name, walk
 from gradcli.lang.checks import Scope
-from gradcli.ops import BUILTIN_GRADIENTS, OPS, op_key
+from gradcli.ops import BUILTIN_GRADIENTS, OPS, op_key, tf_alias
 from gradcli.spec.document import Map, Scalar, Seq, YNode
 from gradcli.spec.fields import (
     check_keys,
@@ -212,16 +212,17 @@ def build_register(node: Map | None, functions: dict[str, FunctionSpec], spec_na
     return specs, sites
 
 
-def build_override_map(node: YNode | None, names: Names,
-                       register: dict[str, list[Site | None]]) -> tuple[OverrideEntry, ...]:
-    """The `override_map` section: a mapping {op type: gradient} or a list of scoped entries."""
+def build_override_map(node: YNode | None, names: Names, register: dict[str, list[Site | None]],
+                       used: frozenset[str] = frozenset()) -> tuple[OverrideEntry, ...]:
+    """The `override_map` section: a mapping {op type: gradient} or a list of scoped entries.
+    `used`: the ops the spec's expressions call, which a misspelt op type more likely means."""
     if node is None:
         return ()
     found: list[tuple[OverrideEntry, str, YNode]] = []
     if isinstance(node, Map):
         for op_text, (key_node, value) in node.items.items():
             key = sub("override_map", op_text)
-            op = _resolve_op(op_text, key_node, key)
+            op = _resolve_op(op_text, key_node, key, used)
             gradient = _resolve_gradient(value, key, register)
             found.append((OverrideEntry(op, gradient, None, key_node.mark.location()), key,
                           key_node))
@@ -232,7 +233,7 @@ def build_override_map(node: YNode | None, names: Names,
             check_keys(entry, key, OVERRIDE_ENTRY)
             op_node = entry.get("op")
             op = _resolve_op(expect_str(op_node, sub(key, "op"), "an op type"), op_node,
-                             sub(key, "op"))
+                             sub(key, "op"), used)
             gradient = _resolve_gradient(entry.get("gradient"), sub(key, "gradient"), register)
             found.append((OverrideEntry(op, gradient, _scope(entry, key, names), entry.mark
                                         .location()), key, entry))
@@ -246,10 +247,11 @@ def build_override_map(node: YNode | None, names: Names,
     return tuple(entry for entry, _, _ in found)
 
 
-def _resolve_op(text: str, node: YNode, key: str) -> str:
+def _resolve_op(text: str, node: YNode, key: str, used=frozenset()) -> str:
     op = _OP_BY_KEY.get(op_key(text))
     if op is None:
-        raise fail(node, key, f"unknown op type {text!r}", did_you_mean(text.lower(), OPS))
+        raise fail(node, key, f"unknown op type {text!r}",
+                   did_you_mean(text.lower(), OPS, prefer=used, alias=tf_alias(text)))
     return op
 
 

@@ -62,6 +62,20 @@ def _ops_built(node: Node, experiment: Experiment) -> set[str]:
 
 
 def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
+    return [warning for _, warning in _unmatched(experiment)]
+
+
+def unmatched_at_run(experiment: Experiment, entries) -> list[str]:
+    """A run's warnings for override entries that matched no op, but for those the lint
+    already reported at their place in the file: one warning per entry, with its place."""
+    seen = {i for i, _ in _unmatched(experiment)}
+    listed = [e for i, e in enumerate(experiment.override_map) if i in seen]
+    return [f"override_map entry {e.op!r} -> {e.gradient!r} matched no op"
+            for e in entries if e not in listed]
+
+
+def _unmatched(experiment: Experiment) -> list[tuple[int, LintWarning]]:
+    """(index, warning) of each override entry whose op no expression builds."""
     expressions = _expressions(experiment)
     everywhere: set[str] = set()
     bodies = [e for f in experiment.functions.values() for e in (f.forward, *(x for _, x in f.lets))]
@@ -78,10 +92,10 @@ def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
                     built |= _ops_built(expressions[name].node, experiment)
         if entry.op not in built:
             key = _override_key(experiment, i, entry)
-            warnings.append(LintWarning(
+            warnings.append((i, LintWarning(
                 f"override_map entry {entry.op!r} -> {entry.gradient!r} matches no op: no "
                 f"{entry.op} op is built{where} (the most common silent no-op of "
-                "gradient_override_map)", entry.loc, key))
+                "gradient_override_map)", entry.loc, key)))
     return warnings
 
 

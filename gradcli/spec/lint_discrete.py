@@ -57,11 +57,6 @@ def message(entry, reason: str) -> str:
             f"{reason} (TensorFlow gives None too); {SURROGATE_HINT}")
 
 
-def run_warnings(experiment: Experiment) -> list[str]:
-    """The same warnings as plain sentences, for a run's result.warnings."""
-    return [message(entry, reason) for _, entry, reason in cut_overrides(experiment)]
-
-
 def _scoped_expressions(experiment: Experiment) -> dict:
     """Each let/output name -> its expression; function bodies under their own name."""
     out = {}

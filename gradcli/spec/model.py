@@ -9,12 +9,11 @@ from gradcli.errors import SpecError
 from gradcli.lang.ast import Node
 from gradcli.record import Factory, record
 
-SET_PATH = "--set"  # Location.path of a value given on the command line (its line is 0)
-
 
 @record
 class Location:
-    """A place in the spec file, 1-based; line 0 means a --set value (column within it)."""
+    """A place in the spec file, 1-based. Line 0 means a command-line value: `path` is then
+    its flag and key (`--set let.s`), `source_line` the value, `column` the column in it."""
 
     path: str
     line: int
@@ -24,10 +23,16 @@ class Location:
     def error(self, message: str, *, key: str, hint: str | None = None) -> SpecError:
         """A SpecError pointing here, or at `--set KEY` when the value came from --set."""
         if self.line == 0:
-            return SpecError(message, key=f"{SET_PATH} {key}", hint=hint)
+            return SpecError(message, key=f"{self.path.split(' ')[0]} {key}", hint=hint)
         # A huge line (a minified file) is shown as a window around the column (SpecError).
         return SpecError(message, path=self.path, line=self.line, column=self.column, key=key,
                          source_line=self.source_line, hint=hint)
+
+    def in_value(self, column: int | None = None) -> str:
+        """Where in a command-line value (which has no line) a problem is, to add to its
+        message: " (at column 6 of the --set value 'sign(q)')"."""
+        flag = self.path.split(" ")[0]
+        return f" (at column {column or self.column} of the {flag} value {self.source_line!r})"
 
     def __str__(self) -> str:
         return self.path if self.line == 0 else f"{self.path}:{self.line}:{self.column}"

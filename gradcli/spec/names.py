@@ -37,7 +37,8 @@ class Names:
         check_new_name(name, node, key)
         if name in self.kinds:
             other, first = self.kinds[name]
-            where = f"line {first.mark.line}" if first.mark.line else "--set"
+            loc = first.mark.location()
+            where = f"set by {loc.path}" if loc.line == 0 else f"line {loc.line}"
             raise fail(node, key, f"{name!r} is already {KIND_WORDS[other]} ({where}); names "
                                   "must be unique across inputs, let, outputs and functions")
         self.kinds[name] = (kind, node)

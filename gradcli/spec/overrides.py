@@ -7,9 +7,10 @@ key is matched as the spec's op types are (`override_map.sign` replaces `Sign:`)
 """
 from __future__ import annotations
 
-from gradcli.errors import SpecError
+from gradcli.errors import SpecError, did_you_mean
 from gradcli.ops import op_key
 from gradcli.spec.document import Map, Mark, Scalar, Seq, Source, YNode, compose
+from gradcli.spec.fields import fail
 
 
 def apply_overrides(root: Map, overrides) -> Map:
@@ -44,8 +45,11 @@ def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
         node = Map({}, mark, 1)
     if isinstance(node, Map):
         items = dict(node.items)
-        if depth == 1 and source.set_key.split(".")[0].strip() == "override_map":
+        top = source.set_key.split(".")[0].strip()
+        if depth == 1 and top == "override_map":
             part = _op_key(items, part)
+        if depth == 1 and top == "inputs" and part not in items:
+            raise _no_such_input(part, list(items), source, mark)
         key_node, child = items.get(part, (None, None))
         if key_node is None:
             key_node = Scalar(part, part, "str", None, mark, 0)
@@ -65,6 +69,17 @@ def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
         return Seq(tuple(items), node.mark, node.size)
     raise SpecError(f"{prefix} is a single value, so it has no key {part!r}",
                     key=f"--set {here}")
+
+
+def _no_such_input(name: str, inputs: list[str], source: Source, mark: Mark) -> SpecError:
+    """A --set, --param or sweep key under inputs.NAME.… that names no input. Setting a key
+    inside it would create a new (trainable) input that nothing uses: the user meant an
+    existing one (`inputs.C.value` for `c`), and a sweep over it would silently change nothing."""
+    key = source.set_key
+    said = f"{key}={source.text}" if source.from_set else key
+    message = (f"no input {name!r} in the spec ({', '.join(inputs) or 'it has none'}); {said} "
+               f"would add one, but --set and sweep keys only change existing inputs")
+    return fail(mark, f"inputs.{name}", message, did_you_mean(name, inputs))
 
 
 def _op_key(items: dict, part: str) -> str:

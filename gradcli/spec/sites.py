@@ -13,7 +13,7 @@ from gradcli.lang.parser import parse_expression
 from gradcli.record import record
 from gradcli.spec.document import Map, Scalar, Seq, YNode
 from gradcli.spec.fields import describe, fail
-from gradcli.spec.model import SET_PATH, Expr, Location
+from gradcli.spec.model import Expr, Location
 
 
 @record
@@ -59,8 +59,7 @@ def error_at(node: Scalar, pos: int, key: str, message: str, hint: str | None) -
     """A SpecError at character `pos` of the expression in `node`."""
     loc = offset_location(node, pos)
     if loc.line == 0:
-        # --set has no file position, so say where in the value the problem is.
-        message += f" (at column {loc.column} of the --set value {loc.source_line!r})"
+        message += loc.in_value()  # --set has no file position: where in the value, then
     return loc.error(message, key=key, hint=hint)
 
 
@@ -83,7 +82,7 @@ def offset_location(node: Scalar, offset: int) -> Location:
         j = k + 1
     absolute = mark.index + (index if index is not None else j)
     if mark.source.from_set:
-        return Location(SET_PATH, 0, absolute + 1, text)
+        return Location(mark.location().path, 0, absolute + 1, text)
     newlines = text.count("\n", mark.index, absolute)
     if newlines == 0:
         column = mark.column + (absolute - mark.index)

@@ -53,11 +53,12 @@ class ResultsDir:
                 raise GradcliError(f"--out {path}: cannot read its sweep.json ({exc})") from None
             if not isinstance(found, dict) or found.get("format") != FORMAT:
                 raise GradcliError(f"--out {path}: its sweep.json is not a gradcli sweep's")
-            for part, what in (("spec_text", "spec"), ("keys", "swept keys"), ("runs", "grid"),
-                               ("set", "--set/--backend")):
+            for part, what in (("spec_text", "a different spec"),
+                               ("keys", "different swept keys"), ("runs", "a different grid"),
+                               ("set", "different --set/--backend values")):
                 if found.get(part) != self.identity.get(part):
                     raise GradcliError(
-                        f"--out {path} holds a sweep of a different {what}; resuming there "
+                        f"--out {path} holds a sweep of {what}; resuming there "
                         "would mix two sweeps: use another --out DIR (or delete that one)")
         elif path.exists() and any(path.iterdir()):
             raise GradcliError(f"--out {path} is not empty and holds no sweep.json: it is not a "

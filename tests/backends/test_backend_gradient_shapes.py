@@ -70,3 +70,18 @@ def test_the_cli_exits_2_with_a_sentence(tmp_path):
     assert run.exit_code == 2
     assert "returned shape (2, 3) for input 0 (x) of shape (3,)" in " ".join(run.stderr.split())
     assert "Traceback" not in run.stderr
+
+
+def test_the_wrong_shape_is_placed_at_the_gradients_entry_not_the_output(backend):
+    # The mistake is in register.G (or the function's gradient), line 5 of either spec; it
+    # used to be placed at the output `y` that happens to use the op. The text is unchanged.
+    with pytest.raises(SpecError) as info:
+        runner.run(load(registered("stack([dy, dy])"), "registered"), backend=backend)
+    err = info.value
+    assert (err.path, err.line, err.column, err.key) == ("registered.yaml", 5, 3, "register.G")
+    assert err.bare_message.startswith("the overridden gradient of output 'y': gradient 'G' for "
+                                       "op 'sign' returned shape (2, 3) for input 0 ")
+    with pytest.raises(SpecError) as info:
+        runner.run(load(function("stack([dy, dy])"), "function"), backend=backend)
+    err = info.value
+    assert (err.path, err.line, err.column, err.key) == ("function.yaml", 5, 3, "functions.f")

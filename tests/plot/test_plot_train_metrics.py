@@ -128,3 +128,16 @@ def test_two_runs_apart_are_not_called_overlapping_and_alike_ones_are():
     a = np.array([1.0, 0.5, 0.25])
     under, depth = overlaps([("numpy", a), ("torch", a + 1e-6), ("jax", a * 2)])
     assert under == [None, "numpy", None] and depth == [1, 0, 0]
+
+
+def test_a_final_star_on_top_of_another_says_so_one_at_another_step_does_not():
+    # two runs whose lines differ but whose final losses coincide (0.4 vs 0.4 + 1e-9 of a 0.6
+    # span): one star hides the other, so the legend says so, as for lines
+    acc = {"train": [0.5, 0.6]}
+    a = run("a", [1.0, 0.8, 0.6], 0.4, acc, [0, 3])
+    b = run("b", [0.9, 0.7, 0.5], 0.4 + 1e-9, acc, [0, 3])
+    c = run("c", [0.95, 0.75, 0.55, 0.45], 0.4, acc, [0, 4])  # its star is at step 4
+    fig = train_figure("stars", training_runs([a, b, c], several_specs=True))
+    labels = set(by_label(fig.axes[0]))
+    assert {"a, final, after 3 steps", "b, final, after 3 steps, overlaps a, final, after 3 steps",
+            "c, final, after 4 steps"} <= labels

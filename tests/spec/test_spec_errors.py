@@ -136,9 +136,17 @@ CASES = {
         change("  s: sign(x)", "  s: sign(x)\n  s: x"),
         "spec.yaml:6:3: duplicate key 's': it is already defined at line 5 (YAML would silently "
         "keep the last one)"),
-    "invalid YAML": (
+    "invalid YAML": (  # placed at the unclosed '[' (YAML finds it only on the next line)
         BASE + "wrt: [x\n",
-        "spec.yaml:9:1: invalid YAML: did not find expected ',' or ']' (while parsing a flow "
+        "spec.yaml:8:6: invalid YAML: did not find expected ',' or ']' (the flow sequence opened "
+        "here is not closed before line 9)"),
+    "unclosed flow list before the next key": (
+        change("  x: [-2.0, -0.5, 0.5, 2.0]", "  x: [-2.0, -0.5, 0.5, 2.0"),
+        "spec.yaml:2:6: invalid YAML: did not find expected ',' or ']' (the flow sequence opened "
+        "here is not closed before line 3)"),
+    "invalid YAML on one line": (
+        BASE + "wrt: [x}\n",
+        "spec.yaml:8:8: invalid YAML: did not find expected ',' or ']' (while parsing a flow "
         "sequence)"),
     "not a mapping": (
         "- 1\n- 2\n",
@@ -348,3 +356,23 @@ def test_file_not_utf8(tmp_path):
 def test_valid_expressions_load(expression, load):
     exp = load(change("sign(x)", f"'{expression}'"))
     assert exp.lets[0].expr.text == expression
+
+
+@pytest.mark.parametrize("typed, meant", [
+    ("sing", "sign"), ("sgin", "sign"),  # a swap is one edit, as the dropped letter of 'sin'
+    ("reduce_max", "max"), ("reduce_mean", "mean"),  # TensorFlow's names
+])
+def test_an_unknown_function_suggests_the_op_meant(typed, meant, spec_error, base):
+    err = spec_error(base.replace("sign(x)", f"{typed}(x)"))
+    assert err.bare_message == f"unknown function {typed!r}"
+    assert err.hint == f"did you mean {meant!r}?"
+
+
+@pytest.mark.parametrize("typed, meant", [
+    ("sgin", "sign"), ("Sgn", "sign"),  # 'sgn' is as close to 'sin': sign is in the spec
+    ("ReduceMax", "max"),
+])
+def test_an_unknown_override_op_prefers_the_ops_of_the_spec(typed, meant, spec_error, base):
+    err = spec_error(base, overrides=[f"override_map.{typed}=identity"])
+    assert err.bare_message == f"unknown op type {typed!r}"
+    assert err.hint == f"did you mean {meant!r}?"

@@ -33,7 +33,7 @@ def test_list_items_by_index(load):
 def test_set_values_keep_their_own_location(load, base):
     exp = load(base, overrides=["outputs.y=sum(w)"])
     loc = exp.outputs[0].expr.loc
-    assert (loc.path, loc.line) == ("--set", 0)
+    assert (loc.path, loc.line) == ("--set outputs.y", 0)
 
 
 @pytest.mark.parametrize("override, message", [
@@ -81,3 +81,24 @@ def test_empty_value_sets_null_which_means_default(load, base):
 def test_override_cannot_smuggle_python(spec_error, base):
     err = spec_error(base, overrides=["name=!!python/object/apply:os.system [echo hi]"])
     assert "is not supported" in err.bare_message and err.key == "--set name"
+
+
+@pytest.mark.parametrize("override, name, hint", [
+    ("inputs.W=5", "W", " (did you mean 'w'?)"),             # case first, as op names
+    ("inputs.W.value=[1, 2, 3, 4]", "W", " (did you mean 'w'?)"),
+    ("inputs.ww={value: 1}", "ww", " (did you mean 'w'?)"),
+    ("inputs.zzz=1", "zzz", ""),
+])
+def test_an_input_the_spec_does_not_have_is_an_error_not_a_new_input(override, name, hint,
+                                                                       spec_error, base):
+    # It used to add a new trainable input that no output used: a silent no-op.
+    err = spec_error(base, overrides=[override])
+    assert str(err) == (f"--set inputs.{name}: no input {name!r} in the spec (x, w); {override} "
+                        "would add one, but --set and sweep keys only change existing inputs"
+                        + hint)
+
+
+def test_a_whole_inputs_section_may_still_be_replaced(load, base):
+    exp = load(base.replace("s * w", "s * q"), overrides=["inputs={x: [1.0, 2.0, 3.0, 4.0], "
+                                                        "q: [1.0, 1.0, 1.0, 1.0]}"])
+    assert list(exp.inputs) == ["x", "q"]

@@ -163,3 +163,20 @@ def test_set_and_backend_apply_to_every_run(tmp_path):
     assert bad.exit_code == 2 and "--set train.optimizer.lr" in bad.stderr
     help_text = invoke("sweep", "--help").output
     assert re.search(r"--set KEY=VALUE", help_text) and "--backend NAME" in help_text
+
+
+def test_a_swept_input_the_spec_does_not_have_is_refused_with_the_input_names(tmp_path):
+    # `--param inputs.W.value=...` (the input is `w`) used to add an unused input W and
+    # report identical groups with exit 0; a `sweep:` key is checked by the same code.
+    path = write(tmp_path, "")
+    result = invoke("sweep", path, "--param", "inputs.W.value=0.1,0.5", "--jobs", 1)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        "error: --param inputs.W.value: with inputs.W.value=0.1: inputs.W: no input 'W' in "
+        "the spec (w); inputs.W.value=0.1 would add one, but --set and sweep keys only change "
+        "existing inputs (did you mean 'w'?)\n")
+    path = write(tmp_path, "  inputs.W.value: [[1.0, 2.0]]\n")
+    for command in ("check", "sweep"):
+        result = invoke(command, path)
+        assert result.exit_code == 2
+        assert f"{path}:8:3: inputs.W: no input 'W' in the spec (w)" in result.stderr

@@ -272,3 +272,13 @@ def test_data_and_metrics_give_the_final_metric_columns(tmp_path):
     assert groups[1]["columns"]["final.accuracy.test"]["mean"] == pytest.approx(np.mean(tests))
     assert groups[1]["columns"]["final.accuracy.test"]["std"] == pytest.approx(
         np.std(tests, ddof=1))
+
+
+def test_a_directory_of_other_swept_keys_is_refused_in_plain_words(tmp_path):
+    out = tmp_path / "out"
+    assert invoke(spec(tmp_path), "--jobs", 1, "--out", out).exit_code == 0
+    result = invoke(spec(tmp_path), "--jobs", 1, "--out", out, "--param", "train.steps=2,3")
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: --out {out} holds a sweep of different swept keys; "
+                             "resuming there would mix two sweeps: use another --out DIR (or "
+                             "delete that one)\n")
