@@ -10,6 +10,7 @@ graph shares the trainable variables, so an update is seen by all of them.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -246,7 +247,7 @@ class NumpyTrainee:
     def nonfinite(self, step: int, loss: float, before):
         """Located at the step's starting values (the variables are put back meanwhile)."""
         finite, self._finite = self._finite, False  # the check apply() just made
-        if before is not None and finite and np.isfinite(loss):
+        if before is not None and finite and math.isfinite(loss):
             return None
         exp = self.experiment
         from .numpy import _first, _locate
