@@ -13,6 +13,8 @@ start replaces the dicts, another set of variables or a per-variable step wrote 
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 
@@ -30,6 +32,8 @@ class FlatUpdate:
         self.slots: dict = {}                        # the rule's slots (and scratch), flat
         self.slot_dicts: list = []                   # the per-variable dicts holding their views
         self.linked_count = -1                       # len(self.slots) when they were linked
+        self.new = None                              # the last step's new values, flat
+        self.views: list = []                        # ... as the variables' arrays it gave out
 
     @staticmethod
     def fits(values: list, grads: list) -> bool:
@@ -54,13 +58,17 @@ class FlatUpdate:
     def step(self, rule, values: list, grads: list) -> list:
         """The rule's update on the flat buffers; the variables' new values (views of one new
         array, so the values from before the step stay intact)."""
-        np.concatenate(values, axis=None, out=self.value)  # axis None: each one flattened
+        if len(values) == len(self.views) and all(map(operator.is_, values, self.views)):
+            value = self.new  # the variables are still its views (clipped in place or not)
+        else:
+            value = np.concatenate(values, axis=None, out=self.value)  # axis None: flattened
         np.concatenate(grads, axis=None, out=self.grad)
-        new = rule.update_numpy(self.value, self.grad, self.slots, self.dtype)
+        new = rule.update_numpy(value, self.grad, self.slots, self.dtype)
         if len(self.slots) != self.linked_count:
             self._link(self.slot_dicts)  # the rule made its slots on this first step
         self.new = new
-        return [new[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
+        self.views = [new[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
+        return self.views
 
     def _link(self, slots: list) -> None:
         self.slot_dicts = slots

@@ -10,6 +10,7 @@ graph shares the trainable variables, so an update is seen by all of them.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -19,6 +20,7 @@ from ..core.evaluate import collector_paused
 from ..core.tf_updates import rule_for
 from ..errors import GradcliError, GradientError, SpecError
 from ..lang.interpret import spec_error
+from ..ops import kernels
 from .numpy_flat import FlatUpdate
 from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
 
@@ -60,6 +62,9 @@ class NumpyTrainee:
         self._finite = False  # apply()'s verdict on the updated variables, for nonfinite()
         self._loss_expr = program.expr_of(self.spec.loss)
         self._others: dict = {}  # names updated at once -> the other variables (_all_finite)
+        # the variables' values that the last flat update made: new arrays nobody else holds,
+        # which a clip(W, lo, hi) constraint may therefore clip in place
+        self._fresh: dict = {}
 
     # ----- feeding -----
     def feed(self, batch) -> None:
@@ -151,7 +156,9 @@ class NumpyTrainee:
                 news = flat.step(rule, values, grad_values)
                 for name, new in zip(names, news):
                     variables[name].assign(new)
+                self._fresh = dict(zip(names, news))
             else:
+                self._fresh = {}
                 self._laid_out = None  # the rule may add slots to the dicts: lay out again
                 for name, value, grad in zip(names, values, grad_values):
                     variables[name].assign(
@@ -202,6 +209,8 @@ class NumpyTrainee:
         if direct is None:
             direct = graph.fns[("direct", kind)] = _direct(nodes)
         if direct:  # every node is one op over leaves (clip(W, -1, 1)): its kernel, no replay
+            if kind == "constraints" and self._clip_in_place(direct):
+                return {n: self.variables[n]._value for n, _, _ in direct}
             try:
                 with np.errstate(all="ignore"):
                     return {n: kernel(*[t._value for t in leaves]) for n, kernel, leaves in direct}
@@ -211,11 +220,34 @@ class NumpyTrainee:
         values = self._replay(kind, lambda: list(nodes.values()), next(iter(exprs.values())))
         return dict(zip(nodes, values))
 
+    def _clip_in_place(self, direct: list) -> bool:
+        """Clip each constrained variable in place when every constraint is clip(W, lo, hi) of
+        its own variable, with constant bounds, on a value the last flat update just made: the
+        same ufuncs as the kernel, on the same dtype, so the same bits without an allocation.
+        Other constraints never read a clipped variable (their bounds are constants). False:
+        evaluate them as usual."""
+        plan = self.graph.fns.get("clip_in_place")
+        if plan is None:
+            plan = self.graph.fns["clip_in_place"] = _clip_plan(direct, self.variables)
+        fresh = self._fresh
+        if not plan or any(self.variables[n]._value is not fresh.get(n) for n, _, _ in plan):
+            return False
+        for name, lo, hi in plan:
+            value = fresh[name]
+            if np.result_type(value, lo, hi) != value.dtype:
+                return False  # checked before any is clipped: the kernel's dtype differs
+        for name, lo, hi in plan:
+            value = fresh[name]
+            np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max
+            np.maximum(value, lo, out=value)
+        self._fresh = {}  # until the next flat update: any other value is not ours to change
+        return True
+
     # ----- where a non-finite step was born -----
     def nonfinite(self, step: int, loss: float, before):
         """Located at the step's starting values (the variables are put back meanwhile)."""
         finite, self._finite = self._finite, False  # the check apply() just made
-        if before is not None and finite and np.isfinite(loss):
+        if before is not None and finite and math.isfinite(loss):
             return None
         exp = self.experiment
         from .numpy import _first, _locate
@@ -273,6 +305,21 @@ def _direct(nodes: dict) -> list:
             return []
         direct.append((name, op.kernel, op.inputs))
     return direct
+
+
+def _clip_plan(direct: list, variables: dict) -> list:
+    """[(name, lo, hi)] when every direct node is kernels.clip of its own trainable variable
+    with constant bounds (leaves that are not variables), else []."""
+    plan = []
+    for name, kernel, leaves in direct:
+        if kernel is not kernels.clip or len(leaves) != 3 or leaves[0] is not variables.get(name):
+            return []
+        lo, hi = leaves[1], leaves[2]
+        if any(isinstance(t, gc.Variable) or not isinstance(t._value, (np.ndarray, np.generic))
+               for t in (lo, hi)):
+            return []
+        plan.append((name, lo._value, hi._value))
+    return plan
 
 
 def _node(value, expr):

@@ -56,3 +56,24 @@ def test_direct_and_replayed_constraints_match_numpy(max_norm):
     assert np.all(np.abs(train.final["b"]) == 0.1)  # the clip bit
     if max_norm:
         np.testing.assert_allclose(np.sqrt(np.sum(train.final["w"] ** 2)), 0.5, rtol=1e-12)
+
+
+def test_clips_of_their_own_variables_keep_every_step_apart():
+    """Both variables clipped by constant bounds (clipped in place on the update's new values):
+    each step's recorded values are that step's, none changed by a later step's clip, and the
+    spec's own starting values are untouched."""
+    w, b, ws, bs = W0.copy(), np.zeros(2), [], []
+    for _ in range(6):
+        r = X @ w + b - T
+        gw, gb = 2 * X.T @ r, 2 * r.sum(axis=0)
+        w = np.clip(w - 0.0625 * gw, -0.3, 0.3)
+        b = np.clip(b - 0.0625 * gb, -0.1, 0.1)
+        ws.append(w)
+        bs.append(b)
+    spec = SPEC + "    w: clip(w, -0.3, 0.3)\n"
+    experiment = load_spec_text(spec, path="c.yaml")
+    train = runner.run(experiment, backend="numpy").train
+    np.testing.assert_allclose(np.array(train.params["w"]), np.array(ws), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(np.array(train.params["b"]), np.array(bs), rtol=1e-12, atol=1e-15)
+    assert np.any(np.abs(np.array(train.params["w"])) == 0.3)  # the clip bit, on the history
+    np.testing.assert_array_equal(experiment.inputs["w"].value, W0)
