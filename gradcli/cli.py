@@ -186,7 +186,7 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
                    "first column by more than this (NaN against a number always differs).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table for people; json, markdown or csv (all built from the JSON document) for tools.")
-@click.option("--output", default=None, metavar="FILE", callback=outputs.checked_option,
+@click.option("--output", "-o", default=None, metavar="FILE", callback=outputs.checked_option,
               help="As for run: write the output to this file instead of stdout (tables as "
                    "plain text), replaced atomically; checked before anything runs.")
 @max_memory

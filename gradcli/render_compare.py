@@ -173,7 +173,8 @@ def curve_tables(labels: list[str], results) -> list:
                                   {s for _, t in trained for s in t.eval_steps})
         loss_at = _step_loss
     tables = [_curve_table("training loss side by side", note, trained, shown, loss_at,
-                           lambda t: t.final_loss)]
+                           lambda t: t.final_loss,
+                           _final_step([t for _, t in trained], evaluations))]
     for metric, part in dict.fromkeys((m, p) for _, t in trained for m, parts in t.metrics.items()
                                       for p in parts):
         steps = sorted({s for _, t in trained if part in t.metrics.get(metric, {})
@@ -191,17 +192,17 @@ def curve_tables(labels: list[str], results) -> list:
         tables.append(_curve_table(f"{metric} ({part}) side by side", note, trained, shown, at,
                                    lambda t, metric=metric, part=part:
                                    t.final_metrics.get(metric, {}).get(part, ""),
-                                   _final_step(trained, metric, part, steps)))
+                                   _final_step([t for _, t in trained
+                                                if part in t.metrics.get(metric, {})], steps)))
     tables.append(final_table(trained))
     return tables
 
 
-def _final_step(trained: list, metric: str, part: str, steps: list) -> int | None:
-    """The last row's step when it holds every run's final value of metric (part): each run
-    with it evaluated last after its last step, all at that step. Else None."""
-    having = [t for _, t in trained if part in t.metrics.get(metric, {})]
+def _final_step(runs: list, steps: list) -> int | None:
+    """The last row's step when it holds every run's final values: each run evaluated last
+    after its last step, all at that step. Else None."""
     if not steps or not all(t.eval_steps and t.eval_steps[-1] == steps[-1] >= len(t.loss)
-                            for t in having):
+                            for t in runs):
         return None
     return steps[-1]
 

@@ -319,8 +319,11 @@ def test_compare_shows_a_last_evaluation_that_is_every_runs_final_once():
     assert rows(text[start:])[:6] == [["step", "a", "b"], ["0", "0.25", "0.125"],
                                       ["3", "0.5", "0.25"], ["6", "0.75", "0.5"],
                                       ["7 (final)", "0.875", "0.625"], ["step", "a", "b"]]
-    loss = rows(text[text.index("training loss side by side"):])  # the loss: before each step
-    assert loss[8] == ["final", "0.8125", "0.8125"]
+    # the loss at each evaluation (before its step; after the last, the final loss): once too
+    loss = rows(text[text.index("training loss side by side"):])
+    assert loss[:6] == [["step", "a", "b"], ["0", "2.5", "2.5"], ["3", "1.5", "1.5"],
+                        ["6", "0.875", "0.875"], ["7 (final)", "0.8125", "0.8125"],
+                        ["step", "a", "b"]]
 
 
 def test_the_progress_bar_is_drawn_only_on_a_terminal():
