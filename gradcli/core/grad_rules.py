@@ -213,6 +213,8 @@ defgrad("erf", lambda op, g: M.mul(M.mul(g, _TWO_OVER_ROOT_PI), M.exp(M.neg(M.sq
 defgrad("erfc", lambda op, g: M.mul(M.mul(g, -_TWO_OVER_ROOT_PI), M.exp(M.neg(M.square(_x(op))))))
 defgrad("atan", lambda op, g: M.mul(g, M.reciprocal(M.add(1.0, M.square(_x(op))))))
 defgrad("asinh", lambda op, g: M.div(g, M.mul(M.add(M.exp(_y(op)), M.exp(M.neg(_y(op)))), 0.5)))
+defgrad("sinh", lambda op, g: M.mul(g, M.cosh(_x(op))))
+defgrad("cosh", lambda op, g: M.mul(g, M.sinh(_x(op))))
 defgrad("softsign", lambda op, g: M.div(g, M.square(M.add(M.abs(_x(op)), 1.0))))
 defgrad("leaky_relu", lambda op, g: M.where(M.greater(_x(op), 0), g,
                                             M.mul(g, float(np.float32(op.attrs["alpha"])))))

@@ -178,6 +178,8 @@ op("erfc(x)", "complementary error function 1 - erf(x), accurate where erf(x) is
    "K.erfc", family="unary", jax="jsp.erfc")
 op("atan(x)", "arctangent", "np.arctan", family="unary", jax="jnp.arctan")
 op("asinh(x)", "inverse hyperbolic sine", "np.arcsinh", family="unary", jax="jnp.arcsinh")
+op("sinh(x)", "hyperbolic sine", "np.sinh", family="unary")
+op("cosh(x)", "hyperbolic cosine", "np.cosh", family="unary")
 op("softsign(x)", "x / (|x| + 1), as tf.nn.softsign (NaN at +-inf, gradient 0 there)",
    "K.softsign", family="unary", torch="F.softsign", jax="nn.soft_sign",
    tensorflow="tf.nn.softsign")

@@ -314,6 +314,8 @@ ORACLES = {
     "erfc": unary("erfc", np_erfc, tf.math.erfc, "all"),
     "atan": unary("atan", np.arctan, tf.math.atan, "all"),
     "asinh": unary("asinh", np.arcsinh, tf.math.asinh, "all"),
+    "sinh": unary("sinh", np.sinh, tf.math.sinh, "all"),
+    "cosh": unary("cosh", np.cosh, tf.math.cosh, "all"),
     "softsign": unary("softsign", lambda x: x / (1 + np.abs(x)), tf.nn.softsign, "all"),
     # tf.nn.leaky_relu's alpha is a float32 attribute: 0.2 is 0.2f
     "leaky_relu": unary("leaky_relu", lambda x: np.where(x > 0, x, x * float(np.float32(0.2))),
