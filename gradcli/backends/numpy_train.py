@@ -232,10 +232,15 @@ class NumpyTrainee:
         fresh = self._fresh
         if not plan or any(self.variables[n]._value is not fresh.get(n) for n, _, _ in plan):
             return False
-        for name, lo, hi in plan:
+        for name, lo, hi in plan:  # checked before any is clipped
             value = fresh[name]
             if np.result_type(value, lo, hi) != value.dtype:
-                return False  # checked before any is clipped: the kernel's dtype differs
+                return False  # the kernel's dtype differs
+            try:
+                if np.broadcast_shapes(value.shape, np.shape(lo), np.shape(hi)) != value.shape:
+                    return False  # bounds that grow the value: the usual path's placed error
+            except ValueError:
+                return False
         for name, lo, hi in plan:
             value = fresh[name]
             np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max

@@ -11,6 +11,7 @@ what is computed, so the values are the same bits.
 from __future__ import annotations
 
 import functools
+import keyword
 import operator
 
 import numpy as np
@@ -57,7 +58,7 @@ class _Names:
 def _call(fn, args: list[str], names: _Names) -> str:
     """The source of fn(*args), with a partial's keywords written out."""
     if (type(fn) is functools.partial and not fn.args and type(fn.func) is not functools.partial
-            and all(k.isidentifier() for k in fn.keywords)):
+            and all(k.isidentifier() and not keyword.iskeyword(k) for k in fn.keywords)):
         if fn.func is np.transpose and len(args) == 1 and set(fn.keywords) == {"axes"}:
             # np.transpose(a, axes) is a.transpose(axes) for an array, after a Python dispatch
             axes, kernel = names.bind(fn.keywords["axes"], "a"), names.bind(fn.func, "k")

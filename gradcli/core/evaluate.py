@@ -371,14 +371,29 @@ def _fetch_list(fetches) -> list[Tensor]:
 class CompiledFunction:
     """A compiled replay as a callable: f(*feed_values) -> list of fetched values."""
 
-    __slots__ = ("feeds", "schedule")
+    __slots__ = ("feeds", "schedule", "kept")
 
     def __init__(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor]) -> None:
         self.feeds = list(feeds)
         self.schedule = compile_schedule(_fetch_list(fetches), self.feeds)
+        # the arrays every call shares (constants, folded values): a result that is one of
+        # them, or a view of one, is copied, so a caller changing it changes nothing else
+        self.kept = {id(_owner(v)) for v in self.schedule.template if isinstance(v, np.ndarray)}
 
     def __call__(self, *values) -> list:
-        return self.schedule.run(values)
+        results = self.schedule.run(values)
+        kept = self.kept.union(id(_owner(var._value)) for var, _ in self.schedule.variables)
+        for k, v in enumerate(results):
+            if isinstance(v, np.ndarray) and id(_owner(v)) in kept:
+                results[k] = v.copy()
+        return results
+
+
+def _owner(array: np.ndarray):
+    """The array that owns array's memory (array itself, or the base its view reads)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
 
 
 def function(fetches: Sequence[Tensor], feeds: Sequence[Tensor] = ()) -> Callable[..., list]:

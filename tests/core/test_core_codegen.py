@@ -107,3 +107,20 @@ def test_a_kernel_error_is_raised_by_the_generated_replay():
     labels.assign(np.array([0, 3], dtype=np.int64))
     with pytest.raises(ValueError, match="outside the valid range"):
         f()
+
+
+def test_a_kernel_keyword_that_is_a_python_keyword_is_passed_as_a_mapping():
+    """partial(f, **{"lambda": 3.0}) cannot be written `f(x, lambda=...)` in generated source:
+    the generated replay must still call it (not fail to compile on the third call)."""
+    import functools
+
+    from gradcli.core.graph import make_op
+
+    def scale(x, **kw):
+        return x * kw["lambda"]
+
+    x = gc.variable(np.array([1.0, 2.0]))
+    y = make_op("myscale", functools.partial(scale, **{"lambda": 3.0}), (x,), {}).outputs[0]
+    f = gc.function([y])
+    for _ in range(5):
+        np.testing.assert_array_equal(f()[0], [3.0, 6.0])

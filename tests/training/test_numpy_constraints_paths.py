@@ -77,3 +77,16 @@ def test_clips_of_their_own_variables_keep_every_step_apart():
     np.testing.assert_allclose(np.array(train.params["b"]), np.array(bs), rtol=1e-12, atol=1e-15)
     assert np.any(np.abs(np.array(train.params["w"])) == 0.3)  # the clip bit, on the history
     np.testing.assert_array_equal(experiment.inputs["w"].value, W0)
+
+
+def test_a_clip_whose_bounds_grow_the_variable_is_a_placed_error():
+    """Bounds of a larger shape than the variable: not clipped in place (numpy would refuse the
+    output operand), but the constraint's own spec error, at its line."""
+    from gradcli.errors import SpecError
+
+    spec = SPEC.replace("b: clip(b, -0.1, 0.1)", "b: clip(b, [[-0.1, -0.1], [-0.2, -0.2]], 0.1)")
+    experiment = load_spec_text(spec, path="c.yaml")
+    with pytest.raises(SpecError) as info:
+        runner.run(experiment, backend="numpy")
+    assert "train.constraints.b gives shape (2, 2)" in str(info.value)
+    assert "c.yaml:" in str(info.value)
