@@ -104,6 +104,9 @@ def test_run_imports_no_framework_and_no_other_command():
     # (importlib.metadata brings email, zipfile...: 10-30 ms, for `list backends` only)
     assert "email" not in found["stdlib"] and "zipfile" not in found["stdlib"]
     assert "json" not in found["stdlib"]  # only --format json and sweep: specs need it
+    # the demo does not train: no optimizer, update rule or trainee is imported
+    assert not {"gradcli.core.train", "gradcli.core.tf_updates", "gradcli.backends.numpy_train",
+                "gradcli.backends.numpy_flat"} & set(found["ours"])
 
 
 def test_library_import_is_lazy_and_complete():
@@ -111,17 +114,20 @@ def test_library_import_is_lazy_and_complete():
     code = ("import sys, gradcli as gc\n"
             "before = 'numpy' in sys.modules\n"
             "import gradcli.core as core\n"
+            "lazy = 'gradcli.core.train' not in sys.modules  # gc.train: on first use\n"
             "missing = [n for n in core.__all__ if getattr(gc, n) is not getattr(core, n)]\n"
             "ns = {}\n"
             "exec('from gradcli import *', ns)\n"
             "star = sorted(set(core.__all__) - set(ns))\n"
             "x = gc.constant(3.0)\n"
             "g, = gc.gradients(gc.mul(x, x), [x])\n"
-            "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc))\n")
+            "opt = gc.train.GradientDescentOptimizer(0.5)\n"
+            "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc), lazy,\n"
+            "      gc.train is core.train is sys.modules['gradcli.core.train'])\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
-    assert out == ["False", "[]", "[]", "6.0", "True"]
+    assert out == ["False", "[]", "[]", "6.0", "True", "True", "True"]
 
 
 def test_no_submodule_hides_a_public_name():
