@@ -73,7 +73,8 @@ def test_check_does_not_build_or_run():
     assert not {"gradcli.core", "gradcli.runner", "gradcli.backends", "gradcli.ops.kernels",
                 "gradcli.render"} & set(found["ours"])
     # a spec without data: or sweep: needs neither the data loaders (csv) nor the sweep checks
-    assert not {"gradcli.data", "gradcli.spec.sweepcheck", "gradcli.spec.npz"} & set(found["ours"])
+    assert not {"gradcli.data", "gradcli.spec.sweepcheck", "gradcli.spec.npz", "gradcli.spec.data",
+                "gradcli.spec.sweep"} & set(found["ours"])
     assert "csv" not in found["stdlib"]
     assert "json" not in found["stdlib"]  # spec/sweep.py's json only for a spec with sweep:
 
@@ -107,6 +108,8 @@ def test_run_imports_no_framework_and_no_other_command():
     # the demo does not train: no optimizer, update rule or trainee is imported
     assert not {"gradcli.core.train", "gradcli.core.tf_updates", "gradcli.backends.numpy_train",
                 "gradcli.backends.numpy_flat"} & set(found["ours"])
+    # nor the data: and sweep: sections' readers: the demo has neither section
+    assert not {"gradcli.spec.data", "gradcli.spec.sweep"} & set(found["ours"])
 
 
 def test_library_import_is_lazy_and_complete():
