@@ -108,8 +108,8 @@ def test_run_imports_no_framework_and_no_other_command():
     # the demo does not train: no optimizer, update rule or trainee is imported
     assert not {"gradcli.core.train", "gradcli.core.tf_updates", "gradcli.backends.numpy_train",
                 "gradcli.backends.numpy_flat"} & set(found["ours"])
-    # nor the data: and sweep: sections' readers: the demo has neither section
-    assert not {"gradcli.spec.data", "gradcli.spec.sweep"} & set(found["ours"])
+    # nor the data: and sweep: sections' readers (the demo has neither), nor --set's
+    assert not {"gradcli.spec.data", "gradcli.spec.sweep", "gradcli.spec.overrides"} & set(found["ours"])
 
 
 def test_library_import_is_lazy_and_complete():
