@@ -18,7 +18,8 @@ def _core():
     """Import the core and bind its public names here, as `from .core import *` would."""
     core = _submodule("core")
     for name in core.__all__:
-        globals().setdefault(name, getattr(core, name))  # a submodule bound meanwhile wins, as before
+        if name in vars(core):  # not gc.train: the core imports it on first use, and so do we
+            globals().setdefault(name, vars(core)[name])  # a submodule bound meanwhile wins, as before
     globals()["__all__"] = core.__all__
     return core
 
@@ -41,7 +42,7 @@ def __getattr__(name: str):
     if name == "__all__":
         return core.__all__
     if name in core.__all__:
-        return globals()[name]
+        return globals().setdefault(name, getattr(core, name))
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -16,7 +16,6 @@ from ..builtins import core_ops
 from ..lang.interpret import Interpreter
 from . import availability, core_grad
 from .builder import SpecBuilder, gradient_of
-from .numpy_train import train_gradients
 from .program import Program, birth, check_grad_ys
 
 NAME = "numpy"
@@ -135,7 +134,8 @@ class NumpyProgram(Program):
         """The gradient graph of one set: 'overridden', 'true', or 'train' (the training
         loss's clipped gradients, which the trainee replays; kept across rebinds too)."""
         with self.building_gradients():
-            if kind == "train":
+            if kind == "train":  # numpy_train (and the core's optimizers) only for a spec that trains
+                from .numpy_train import train_gradients
                 return train_gradients(self, self.env)
             return self._gradient_graph(kind)
 

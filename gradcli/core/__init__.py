@@ -5,7 +5,6 @@ from . import control as _control  # noqa: F401 - registers the gradient-control
 from . import grad_rules as _grad_rules  # noqa: F401 - registers every op type's gradient
 from . import ops_array as _ops_array
 from . import ops_math as _ops_math
-from . import train
 from .autodiff import gradients, true_gradients
 from .budget import MemoryBudget, memory_budget
 from .clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
@@ -34,4 +33,13 @@ for _name in _OPS:
 
 # Everything above except the implementation modules; gc.train stays a namespace.
 __all__ = [_n for _n, _v in list(globals().items())
-           if not _n.startswith("_") and (_n == "train" or type(_v).__name__ != "module")]
+           if not _n.startswith("_") and type(_v).__name__ != "module"] + ["train"]
+
+
+def __getattr__(name: str):
+    # gc.train (optimizers, tf_updates) on first use: a run that does not train never needs it
+    if name == "train":
+        # not `from . import train`: it asks this __getattr__ again before importing
+        import importlib
+        return importlib.import_module(f"{__name__}.train")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,6 @@ from pathlib import Path
 from gradcli.lang.ast import Call, walk
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import literal_array
-from gradcli.spec.data import build_data, declare_names
 from gradcli.spec.document import Map, YNode, to_plain
 from gradcli.spec.fields import (
     check_keys,
@@ -32,7 +31,6 @@ from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import BACKENDS, SPEC_DTYPES, TOP, UNCONNECTED  # noqa: F401 - BACKENDS: also read here
 from gradcli.spec.sites import check_at, parse_at
-from gradcli.spec.sweep import build_sweep
 from gradcli.spec.training import build_expect, build_train
 
 TOP_KEYS = TOP.keys
@@ -60,6 +58,7 @@ def build_experiment(root: Map, path: str) -> Experiment:
         if section == "let":
             let_names = _let_names(sections["let"], names)
         elif section == "data":  # its features/labels are inputs
+            from gradcli.spec.data import declare_names  # data: and sweep: read only when present
             declare_names(optional(root, "data"), names)
         elif section in kinds:
             for item, (key_node, _) in _items(sections[section]):
@@ -69,7 +68,10 @@ def build_experiment(root: Map, path: str) -> Experiment:
     builder = InputBuilder(dtype=dtype, seed=seed, base_dir=base_dir)
     inputs = {item: builder.build(item, value, sub("inputs", item), key_node.mark.location())
               for item, (key_node, value) in _items(sections["inputs"])}
-    data, data_inputs = build_data(optional(root, "data"), builder, optional(root, "train"))
+    data, data_inputs = None, {}
+    if "data" in root.items:
+        from gradcli.spec.data import build_data
+        data, data_inputs = build_data(optional(root, "data"), builder, optional(root, "train"))
     inputs.update(data_inputs)
     spec_names = names.of("input", "let", "output")
     functions = build_functions(sections["functions"], spec_names)
@@ -97,7 +99,9 @@ def build_experiment(root: Map, path: str) -> Experiment:
                         names=names, functions=callable_,
                         has_data=optional(root, "data") is not None)
     expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
-    build_sweep(optional(root, "sweep"))  # checked here too, so `gradcli check` reports it
+    if "sweep" in root.items:  # checked here too, so `gradcli check` reports it
+        from gradcli.spec.sweep import build_sweep
+        build_sweep(optional(root, "sweep"))
     return Experiment(name=name, description=description, path=path, backend=backend,
                       dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,
                       register=register, override_map=override_map, functions=functions,

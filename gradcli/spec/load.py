@@ -9,7 +9,6 @@ from gradcli.spec.document import Map, Source, compose, read_file
 from gradcli.spec.fields import describe, fail
 from gradcli.spec.model import Experiment
 from gradcli.spec.opcount import MAX_OPS, count_ops
-from gradcli.spec.overrides import apply_overrides
 
 
 def load_spec(path: str | PathLike, overrides=(), *, max_ops: int = MAX_OPS) -> Experiment:
@@ -33,6 +32,9 @@ def load_spec_text(text: str, path: str = "<string>", overrides=(), *,
     if not isinstance(root, Map):
         raise fail(root, "", f"a spec must be a mapping of keys such as inputs and outputs, got "
                              f"{describe(root)}")
-    experiment = build_experiment(apply_overrides(root, overrides), path)
+    if overrides:  # --set, --param: their reader only when one is given
+        from gradcli.spec.overrides import apply_overrides
+        root = apply_overrides(root, overrides)
+    experiment = build_experiment(root, path)
     count_ops(experiment, max_ops)
     return experiment

@@ -73,7 +73,8 @@ def test_check_does_not_build_or_run():
     assert not {"gradcli.core", "gradcli.runner", "gradcli.backends", "gradcli.ops.kernels",
                 "gradcli.render"} & set(found["ours"])
     # a spec without data: or sweep: needs neither the data loaders (csv) nor the sweep checks
-    assert not {"gradcli.data", "gradcli.spec.sweepcheck", "gradcli.spec.npz"} & set(found["ours"])
+    assert not {"gradcli.data", "gradcli.spec.sweepcheck", "gradcli.spec.npz", "gradcli.spec.data",
+                "gradcli.spec.sweep"} & set(found["ours"])
     assert "csv" not in found["stdlib"]
     assert "json" not in found["stdlib"]  # spec/sweep.py's json only for a spec with sweep:
 
@@ -104,6 +105,11 @@ def test_run_imports_no_framework_and_no_other_command():
     # (importlib.metadata brings email, zipfile...: 10-30 ms, for `list backends` only)
     assert "email" not in found["stdlib"] and "zipfile" not in found["stdlib"]
     assert "json" not in found["stdlib"]  # only --format json and sweep: specs need it
+    # the demo does not train: no optimizer, update rule or trainee is imported
+    assert not {"gradcli.core.train", "gradcli.core.tf_updates", "gradcli.backends.numpy_train",
+                "gradcli.backends.numpy_flat"} & set(found["ours"])
+    # nor the data: and sweep: sections' readers (the demo has neither), nor --set's
+    assert not {"gradcli.spec.data", "gradcli.spec.sweep", "gradcli.spec.overrides"} & set(found["ours"])
 
 
 def test_library_import_is_lazy_and_complete():
@@ -111,17 +117,20 @@ def test_library_import_is_lazy_and_complete():
     code = ("import sys, gradcli as gc\n"
             "before = 'numpy' in sys.modules\n"
             "import gradcli.core as core\n"
+            "lazy = 'gradcli.core.train' not in sys.modules  # gc.train: on first use\n"
             "missing = [n for n in core.__all__ if getattr(gc, n) is not getattr(core, n)]\n"
             "ns = {}\n"
             "exec('from gradcli import *', ns)\n"
             "star = sorted(set(core.__all__) - set(ns))\n"
             "x = gc.constant(3.0)\n"
             "g, = gc.gradients(gc.mul(x, x), [x])\n"
-            "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc))\n")
+            "opt = gc.train.GradientDescentOptimizer(0.5)\n"
+            "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc), lazy,\n"
+            "      gc.train is core.train is sys.modules['gradcli.core.train'])\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
-    assert out == ["False", "[]", "[]", "6.0", "True"]
+    assert out == ["False", "[]", "[]", "6.0", "True", "True", "True"]
 
 
 def test_no_submodule_hides_a_public_name():
