@@ -112,7 +112,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     outcomes = []
     for path in specs:
         outcome = attempt(path, lambda path=path: runner.run(
-            load_one(path, overrides, strict, err, output), backend=backend, numeric=not no_numeric,
+            check_one(path, overrides, strict, err, output), backend=backend, numeric=not no_numeric,
             progress=progress(err, quiet), max_memory=max_memory), err)
         outcomes.append(outcome)
         if fmt == "table":
@@ -275,9 +275,10 @@ def _ok_line(shown: str) -> None:
     consoles()[0].print(Text.assemble(("ok ", "green"), shown))
 
 
-def check_one(path, overrides, strict: bool, err):
-    """load_one, then each value of the spec's sweep: block applied (spec/sweepcheck)."""
-    experiment = load_one(path, overrides, strict, err)
+def check_one(path, overrides, strict: bool, err, output: str | None = None):
+    """load_one, then each value of the spec's sweep: block applied (spec/sweepcheck): run
+    refuses a bad sweep block as check does, though it runs the spec without it."""
+    experiment = load_one(path, overrides, strict, err, output)
     if "sweep" in experiment.raw:  # the sweep checks only for a spec with a sweep
         from .spec.document import Source, compose, read_file
         from .spec.sweepcheck import check_sweep
