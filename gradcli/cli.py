@@ -204,7 +204,7 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
     loaded = [attempt(p, lambda p=p: load_one(p, overrides, False, err), err) for p in specs]
-    _require_all(loaded, specs)
+    _require_all(loaded, specs, fmt, output)
     if backends:  # each spec against itself on every backend, on its own
         groups = [[(b, exp, b) for b in backends] for exp in loaded]
     else:  # the specs against each other, the first the reference
@@ -219,7 +219,7 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
                                                               max_memory=max_memory,
                                                               progress=progress(err, False)), err)
                for name, (_, exp, b) in zip(names, runs)]
-    _require_all(results, names)
+    _require_all(results, names, fmt, output, [exp.path for _, exp, _ in runs])
     done = iter(results)
     comparisons = [comparison.comparison([next(done) for _ in group],
                                          [label for label, _, _ in group], tolerance)
@@ -235,9 +235,15 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
     raise SystemExit(0 if all(c.ok for c in comparisons) else 1)
 
 
-def _require_all(outcomes: list, names: list) -> None:
-    """compare lines runs up against each other: one missing run spoils the comparison."""
+def _require_all(outcomes: list, names: list, fmt: str, output: str | None, paths=None) -> None:
+    """compare lines runs up against each other: one missing run spoils the comparison. A tool
+    format on stdout still gets a document, the failures as run gives them (each at its spec's
+    path); an --output file is left as it was."""
     failed = [str(name) for name, o in zip(names, outcomes) if isinstance(o, Failure)]
+    if failed and fmt != "table" and output is None:
+        outputs.write_stdout(_formatted(fmt, [Failure(path, o.message, o.exit_code) for path, o
+                                              in zip(paths or names, outcomes)
+                                              if isinstance(o, Failure)], None))
     if failed:
         raise GradcliError(f"compare needs every run; {len(failed)} of {len(outcomes)} failed: "
                            + ", ".join(failed))
