@@ -59,6 +59,8 @@ def markdown_error(path, message: str) -> str:
 
 
 def _md_train(train: dict) -> list[str]:
+    from .render_train import final_is_last_evaluation
+
     def at(steps: list, k: int):  # large models keep no per-step parameters or gradients
         return steps[k] if k < len(steps) else None
 
@@ -73,8 +75,12 @@ def _md_train(train: dict) -> list[str]:
         header = ["evaluation", "step", *(f"{md_text(m)} ({part})" for m, part in columns)]
         evals = [[str(k), str(step), *(md_value(at(train["metrics"][m][part], k)) for m, part in columns)]
                  for k, step in enumerate(train["eval_steps"])]
-        final = ["final", "", *(md_value(train["final"].get(m, {}).get(part)) for m, part in columns)]
-        lines += md_table("training metrics", header, evals + [final])
+        if final_is_last_evaluation(train["eval_steps"], len(train["loss"])):  # as run's table
+            evals[-1][1] += " (final)"
+        else:
+            evals.append(["final", "", *(md_value(train["final"].get(m, {}).get(part))
+                                         for m, part in columns)])
+        lines += md_table("training metrics", header, evals)
     stopped = train["stopped"]
     if stopped is not None:
         lines += [f"training stopped at step {md_value(stopped['step'])}: "
