@@ -104,9 +104,10 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     if quiet and fmt == "table" and output is not None:
         raise GradcliError("--quiet prints one line per spec on stderr instead of the tables, so "
                            "--output would get nothing: drop one of them (or use --format json)")
-    target = None if output is None else outputs.prepare(output, specs)
+    if output is not None:  # refused before anything runs; deliver() writes it at the end
+        outputs.prepare(output, specs)
     out, err = lazy_consoles(quiet=quiet and fmt == "table")
-    tables_file = file_console() if fmt == "table" and target is not None else None
+    tables_file = file_console() if fmt == "table" and output is not None else None
     if tables_file is not None:
         out = tables_file
     outcomes = []
@@ -116,15 +117,12 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
             progress=progress(err, quiet), max_memory=max_memory), err)
         outcomes.append(outcome)
         if fmt == "table":
-            _show_table(outcome, out, err, quiet, to_file=target is not None)
+            _show_table(outcome, out, err, quiet, to_file=output is not None)
     results = [o for o in outcomes if not isinstance(o, Failure)]
     # a tool format is a document even when every spec failed: the consumer gets the errors
     text = _formatted(fmt, outcomes, tables_file) if results or fmt != "table" else None
     if text is not None:
-        if target is None:
-            outputs.write_stdout(text)
-        else:
-            outputs.write_file(target, text, output)
+        outputs.deliver(text, output, specs)
     if quiet and fmt == "table":
         from rich.text import Text
 
