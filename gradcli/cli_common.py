@@ -109,7 +109,11 @@ def reports_errors(command):
             reporting(*args, debug=debug, **kwargs)
         except outputs.ClosedPipe as exc:  # also while saying an error, on a closed stderr
             raise SystemExit(exc.exit_code) from None
-        except Exception:  # only with --debug: reporting() turns the rest into messages
+        except (click.exceptions.Exit, click.ClickException):
+            raise  # click says these itself (a usage error: exit 2)
+        except Exception:
+            if not debug:  # cannot happen: reporting() turned it into a message
+                raise
             _traceback()
             raise SystemExit(1) from None  # what Python's own traceback at exit gives
 

@@ -61,3 +61,20 @@ def test_compare_debug_with_stderr_closed_exits_141(tmp_path):
     code, stdout = exit_code_with_stderr_closed(["compare", "good.yaml", "missing.yaml",
                                                  "--debug"], tmp_path)
     assert code == 141 and stdout == ""
+
+
+@pytest.mark.parametrize("debug", [[], ["--debug"]])
+def test_a_usage_error_raised_in_a_command_is_still_clicks_with_or_without_debug(debug):
+    import click
+    from click.testing import CliRunner
+
+    from gradcli.cli_common import reports_errors
+
+    @click.command()
+    @reports_errors
+    def command():
+        raise click.UsageError("no such thing")
+
+    result = CliRunner().invoke(command, debug)
+    assert result.exit_code == 2 and "Error: no such thing" in result.stderr
+    assert "Traceback" not in result.stderr
