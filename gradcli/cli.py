@@ -104,27 +104,25 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     if quiet and fmt == "table" and output is not None:
         raise GradcliError("--quiet prints one line per spec on stderr instead of the tables, so "
                            "--output would get nothing: drop one of them (or use --format json)")
-    target = None if output is None else outputs.prepare(output, specs)
+    if output is not None:  # refused before anything runs; deliver() writes it at the end
+        outputs.prepare(output, specs)
     out, err = lazy_consoles(quiet=quiet and fmt == "table")
-    tables_file = file_console() if fmt == "table" and target is not None else None
+    tables_file = file_console() if fmt == "table" and output is not None else None
     if tables_file is not None:
         out = tables_file
     outcomes = []
     for path in specs:
         outcome = attempt(path, lambda path=path: runner.run(
-            load_one(path, overrides, strict, err, output), backend=backend, numeric=not no_numeric,
+            check_one(path, overrides, strict, err, output), backend=backend, numeric=not no_numeric,
             progress=progress(err, quiet), max_memory=max_memory), err)
         outcomes.append(outcome)
         if fmt == "table":
-            _show_table(outcome, out, err, quiet, to_file=target is not None)
+            _show_table(outcome, out, err, quiet, to_file=output is not None)
     results = [o for o in outcomes if not isinstance(o, Failure)]
     # a tool format is a document even when every spec failed: the consumer gets the errors
     text = _formatted(fmt, outcomes, tables_file) if results or fmt != "table" else None
     if text is not None:
-        if target is None:
-            outputs.write_stdout(text)
-        else:
-            outputs.write_file(target, text, output)
+        outputs.deliver(text, output, specs)
     if quiet and fmt == "table":
         from rich.text import Text
 
@@ -204,7 +202,7 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
     loaded = [attempt(p, lambda p=p: load_one(p, overrides, False, err), err) for p in specs]
-    _require_all(loaded, specs)
+    _require_all(loaded, specs, fmt, output)
     if backends:  # each spec against itself on every backend, on its own
         groups = [[(b, exp, b) for b in backends] for exp in loaded]
     else:  # the specs against each other, the first the reference
@@ -219,7 +217,7 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
                                                               max_memory=max_memory,
                                                               progress=progress(err, False)), err)
                for name, (_, exp, b) in zip(names, runs)]
-    _require_all(results, names)
+    _require_all(results, names, fmt, output, [exp.path for _, exp, _ in runs])
     done = iter(results)
     comparisons = [comparison.comparison([next(done) for _ in group],
                                          [label for label, _, _ in group], tolerance)
@@ -235,9 +233,15 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
     raise SystemExit(0 if all(c.ok for c in comparisons) else 1)
 
 
-def _require_all(outcomes: list, names: list) -> None:
-    """compare lines runs up against each other: one missing run spoils the comparison."""
+def _require_all(outcomes: list, names: list, fmt: str, output: str | None, paths=None) -> None:
+    """compare lines runs up against each other: one missing run spoils the comparison. A tool
+    format on stdout still gets a document, the failures as run gives them (each at its spec's
+    path); an --output file is left as it was."""
     failed = [str(name) for name, o in zip(names, outcomes) if isinstance(o, Failure)]
+    if failed and fmt != "table" and output is None:
+        outputs.write_stdout(_formatted(fmt, [Failure(path, o.message, o.exit_code) for path, o
+                                              in zip(paths or names, outcomes)
+                                              if isinstance(o, Failure)], None))
     if failed:
         raise GradcliError(f"compare needs every run; {len(failed)} of {len(outcomes)} failed: "
                            + ", ".join(failed))
@@ -275,9 +279,10 @@ def _ok_line(shown: str) -> None:
     consoles()[0].print(Text.assemble(("ok ", "green"), shown))
 
 
-def check_one(path, overrides, strict: bool, err):
-    """load_one, then each value of the spec's sweep: block applied (spec/sweepcheck)."""
-    experiment = load_one(path, overrides, strict, err)
+def check_one(path, overrides, strict: bool, err, output: str | None = None):
+    """load_one, then each value of the spec's sweep: block applied (spec/sweepcheck): run
+    refuses a bad sweep block as check does, though it runs the spec without it."""
+    experiment = load_one(path, overrides, strict, err, output)
     if "sweep" in experiment.raw:  # the sweep checks only for a spec with a sweep
         from .spec.document import Source, compose, read_file
         from .spec.sweepcheck import check_sweep

@@ -109,6 +109,13 @@ def reports_errors(command):
             reporting(*args, debug=debug, **kwargs)
         except outputs.ClosedPipe as exc:  # also while saying an error, on a closed stderr
             raise SystemExit(exc.exit_code) from None
+        except (click.exceptions.Exit, click.ClickException):
+            raise  # click says these itself (a usage error: exit 2)
+        except Exception:
+            if not debug:  # cannot happen: reporting() turned it into a message
+                raise
+            _traceback()
+            raise SystemExit(1) from None  # what Python's own traceback at exit gives
 
     def reporting(*args, debug: bool, **kwargs):
         try:
@@ -139,6 +146,19 @@ def reports_errors(command):
             raise SystemExit(2) from None
 
     return click.option("--debug", is_flag=True, help="Show Python tracebacks (for bug reports).")(wrapper)
+
+
+def _traceback() -> None:
+    """--debug's traceback, written here rather than by Python at exit: a closed stderr then
+    ends the command as it does without --debug (141), not as a failed write (1)."""
+    import traceback
+
+    stderr = outputs.Stderr()
+    try:
+        traceback.print_exc(file=stderr)
+        stderr.flush()
+    except outputs.ClosedPipe as exc:
+        raise SystemExit(exc.exit_code) from None
 
 
 def internal_error(exc: Exception, where: str = "") -> Text:

@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from . import output as outputs
-from .cli_common import backend_option, consoles, file_console, max_memory, reports_errors
+from .cli_common import backend_option, consoles, max_memory, reports_errors
 from .errors import GradcliError, SpecError
 
 DASK_HINT = "pip install 'gradcli[dask]'"
@@ -82,7 +82,8 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
         worker.experiment(runs[0][1])
     except SpecError as exc:
         raise SpecError(f"run {runs[0][0]} ({_params_text(runs[0][1])}): {exc}") from None
-    target = None if output is None else outputs.prepare(output, [spec])
+    if output is not None:  # refused before any run; _emit's deliver() writes it
+        outputs.prepare(output, [spec])
 
     place = None
     if out is not None:
@@ -120,7 +121,7 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
             cluster.close()
 
     report = stats.report(list(docs.values()), the_grid.keys)
-    _emit(report, fmt, target, output, base.name, err)
+    _emit(report, fmt, output, spec, base.name)
     raise SystemExit(1 if any(d.get("error") for d in docs.values()) else 0)
 
 
@@ -217,7 +218,9 @@ def _dask_client(scheduler: str | None, jobs: int):
     return Client(cluster), cluster
 
 
-def _emit(report: dict, fmt: str, target, output: str | None, name: str, err) -> None:
+def _emit(report: dict, fmt: str, output: str | None, spec: Path, name: str) -> None:
+    """The report in fmt on stdout or in --output's file (tables as plain text, with the
+    failed runs, which stderr had as they failed)."""
     from . import render_sweep as layout
 
     if fmt == "json":
@@ -225,17 +228,12 @@ def _emit(report: dict, fmt: str, target, output: str | None, name: str, err) ->
     elif fmt == "csv":
         text = layout.report_csv(report)
     else:
-        console = file_console() if target is not None else consoles()[0]
-        if report["groups"]:
-            for table in layout.report_tables(report, f"sweep of {name}"):
-                console.print(table)
+        tables = layout.report_tables(report, f"sweep of {name}") if report["groups"] else []
+        if output is None:
+            out = consoles()[0]
+            for table in tables:
+                out.print(table)
+            return
         failures = layout.failures_text(report)
-        if failures is not None and target is not None:
-            console.print(failures)
-        text = console.file.getvalue() if target is not None else None
-    if text is None:
-        return
-    if target is None:
-        outputs.write_stdout(text)
-    else:
-        outputs.write_file(target, text, output)
+        text = outputs.plain_text([*tables, *([failures] if failures is not None else [])])
+    outputs.deliver(text, output, [spec])

@@ -1,7 +1,7 @@
 """--format markdown and csv: everything a result's JSON document holds, laid out for tools.
 
 Both are written from render.to_json's document, so they carry what JSON
-carries (values, gradients, summary, overrides, warnings, conventions,
+carries (values, gradients, summary, numeric seeds, overrides, warnings, conventions,
 non-finite notes, training, expect) and gain whatever it gains. Spec text is
 escaped (printable) in both.
 """
@@ -31,10 +31,12 @@ def to_markdown(result) -> str:
         lines += md_table("values", ["name", "value"],
                            [[md_code(name), md_value(v)] for name, v in doc["values"].items()])
     for out, row in doc["gradients"].items():
+        seeds = doc["numeric_seeds"][out]  # the same pairs as gradients: a column of its table
         lines += md_table(f"gradients of `{md_text(out)}`",
-                           ["input", "overridden", "true", "numeric", "numeric_kind"],
+                           ["input", "overridden", "true", "numeric", "numeric_kind", "numeric_seed"],
                            [[md_code(name), *(md_value(g[k]) for k in ("overridden", "true", "numeric")),
-                             md_text(g["numeric_kind"])] for name, g in row.items()])
+                             md_text(g["numeric_kind"]), md_value(seeds[name])]
+                            for name, g in row.items()])
     summary = [(f"{out}/{name}", s) for out, row in doc["summary"].items() for name, s in row.items()]
     if summary:
         keys = list(summary[0][1])
@@ -59,6 +61,8 @@ def markdown_error(path, message: str) -> str:
 
 
 def _md_train(train: dict) -> list[str]:
+    from .render_train import final_is_last_evaluation
+
     def at(steps: list, k: int):  # large models keep no per-step parameters or gradients
         return steps[k] if k < len(steps) else None
 
@@ -73,8 +77,12 @@ def _md_train(train: dict) -> list[str]:
         header = ["evaluation", "step", *(f"{md_text(m)} ({part})" for m, part in columns)]
         evals = [[str(k), str(step), *(md_value(at(train["metrics"][m][part], k)) for m, part in columns)]
                  for k, step in enumerate(train["eval_steps"])]
-        final = ["final", "", *(md_value(train["final"].get(m, {}).get(part)) for m, part in columns)]
-        lines += md_table("training metrics", header, evals + [final])
+        if final_is_last_evaluation(train["eval_steps"], len(train["loss"])):  # as run's table
+            evals[-1][1] += " (final)"
+        else:
+            evals.append(["final", "", *(md_value(train["final"].get(m, {}).get(part))
+                                         for m, part in columns)])
+        lines += md_table("training metrics", header, evals)
     stopped = train["stopped"]
     if stopped is not None:
         lines += [f"training stopped at step {md_value(stopped['step'])}: "
@@ -141,6 +149,9 @@ def _csv_rows(doc: dict):
             for name, kinds in row.items():
                 for kind, value in kinds.items():
                     yield from csv_leaves((section, out, name, "", kind), value)
+    for out, row in doc["numeric_seeds"].items():
+        for name, seed in row.items():
+            yield ("numeric_seeds", out, name, "", "seed", "", csv_value(seed))
     for section in ("overrides", "conventions", "nonfinite"):
         for number, record in enumerate(doc[section]):
             for field, value in record.items():

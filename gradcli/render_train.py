@@ -101,6 +101,12 @@ def epoch_text(step: int, per_epoch: int | None) -> Text:
     return Text(f"{done:g}" if step % per_epoch == 0 else f"{done:.2f}")
 
 
+def final_is_last_evaluation(eval_steps, losses: int) -> bool:
+    """Whether the last evaluation came after the last step (of `losses` batch losses): its
+    values are the final ones, so a table shows it as the final row ("12 (final)"), once."""
+    return bool(eval_steps) and eval_steps[-1] >= losses
+
+
 class TrainLayout(NamedTuple):
     """The training table as cells, for any writer (the terminal's rich table, the HTML report)."""
 
@@ -131,7 +137,7 @@ def train_layout(result) -> TrainLayout:
     # An evaluation after the last step holds the final values already: its row is the final
     # row ("12 (final)"), not a copy of it. A stopped run's last row holds the batch loss of
     # the step that stopped it, which is not the final loss: both rows stay.
-    merged = bool(metrics) and bool(t.eval_steps) and t.eval_steps[-1] >= len(t.loss)
+    merged = bool(metrics) and final_is_last_evaluation(t.eval_steps, len(t.loss))
     if metrics:  # one row per evaluation; the loss before that step (after the last: final)
         shown, note = shown_steps(len(t.eval_steps), unit="evaluation")
         for k in shown:

@@ -28,15 +28,15 @@ _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.true
           operator.xor: "^"}
 _PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
 _GETTERS: dict = {}  # itemgetter(i) -> i, for the outputs of multi-output ops
+_BY_INDEX: dict = {}  # i -> itemgetter(i): _GETTERS the other way, found without a search
 
 
 def item_getter(i: int):
     """operator.itemgetter(i), one object per i, so that generated code can read it as x[i]."""
-    for getter, j in _GETTERS.items():
-        if j == i:
-            return getter
-    getter = operator.itemgetter(i)
-    _GETTERS[getter] = i
+    getter = _BY_INDEX.get(i)
+    if getter is None:
+        getter = _BY_INDEX[i] = operator.itemgetter(i)
+        _GETTERS[getter] = i
     return getter
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from gradcli.errors import did_you_mean
-from gradcli.lang.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr
+from gradcli.lang.ast import (Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node,
+                              SliceExpr, walk)
 from gradcli.lang.parser import CONSTANT_NAMES
 from gradcli.ops import DTYPES, OPS, tf_alias
 from gradcli.record import Factory, record
@@ -79,12 +80,14 @@ class Checker:
 
     def __init__(self, scope: Scope, text: str) -> None:
         self.scope, self.text = scope, text
+        self.root: Node | None = None  # the whole expression, for did-you-mean's preferences
 
     def fail(self, message: str, node: Node, hint: str | None = None) -> ExpressionError:
         return ExpressionError(message, node.pos, self.text, hint=hint)
 
     def check(self, node: Node, unpack: int = 1) -> None:
         """Check a whole expression whose value is bound to `unpack` names."""
+        self.root = node
         outputs = OPS[node.func].outputs if isinstance(node, Call) and node.func in OPS else 1
         if unpack > 1 and outputs == 1:
             raise self.fail(f"{unpack} names are given but this expression has one value; only "
@@ -133,6 +136,12 @@ class Checker:
         raise self.fail(f"undefined name {node.id!r}", node,
                         did_you_mean(node.id, known) or scope.hint)
 
+    def known_calls(self) -> set[str]:
+        """What a misspelt function more likely means, as override_map's op types prefer the
+        ops the spec calls: the spec's own functions, and the ops this expression calls."""
+        calls = {n.func for n in walk(self.root) if isinstance(n, Call)} if self.root else set()
+        return {*self.scope.functions, *(c for c in calls if c in OPS)}
+
     def call(self, node: Call, top: bool) -> None:
         if node.func == GRAD and node.func not in self.scope.functions:
             self.grad(node)
@@ -151,7 +160,7 @@ class Checker:
                 raise self.fail(f"{node.func!r} is a tensor, not a function", node)
             raise self.fail(f"unknown function {node.func!r}", node,
                             did_you_mean(node.func, [*OPS, *self.scope.functions, GRAD],
-                                         alias=tf_alias(node.func)))
+                                         prefer=self.known_calls(), alias=tf_alias(node.func)))
         if spec.outputs > 1 and not top:
             raise self.fail(f"{node.func} has {spec.outputs} outputs, so it cannot be used inside "
                             "a larger expression", node,

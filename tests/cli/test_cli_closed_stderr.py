@@ -27,7 +27,7 @@ def exit_code_with_stderr_closed(args: list, cwd: Path) -> tuple[int, str]:
     return proc.returncode, proc.stdout
 
 
-@pytest.mark.parametrize("extra", [["-q"], [], ["--format", "json"]])
+@pytest.mark.parametrize("extra", [["-q"], [], ["--format", "json"], ["--debug"]])
 def test_a_bad_spec_with_stderr_closed_exits_141(tmp_path, extra):
     (tmp_path / "bad.yaml").write_text(BAD)
     code, _ = exit_code_with_stderr_closed(["run", "bad.yaml", *extra], tmp_path)
@@ -45,3 +45,36 @@ def test_stderr_closed_but_nothing_to_say_is_no_failure(tmp_path):
     (tmp_path / "good.yaml").write_text(GOOD)
     code, stdout = exit_code_with_stderr_closed(["run", "good.yaml", "--format", "json"], tmp_path)
     assert code == 0 and '"y"' in stdout
+
+
+def test_debug_with_stderr_open_still_shows_the_traceback_and_exits_1(tmp_path):
+    (tmp_path / "bad.yaml").write_text(BAD)
+    proc = subprocess.run([sys.executable, "-m", "gradcli", "run", "bad.yaml", "--debug"],
+                          capture_output=True, text=True, cwd=tmp_path, env=ENV, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("Traceback (most recent call last):")
+    assert "\ngradcli.errors.SpecError: bad.yaml:5:12: matmul() failed" in proc.stderr
+
+
+def test_compare_debug_with_stderr_closed_exits_141(tmp_path):
+    (tmp_path / "good.yaml").write_text(GOOD)
+    code, stdout = exit_code_with_stderr_closed(["compare", "good.yaml", "missing.yaml",
+                                                 "--debug"], tmp_path)
+    assert code == 141 and stdout == ""
+
+
+@pytest.mark.parametrize("debug", [[], ["--debug"]])
+def test_a_usage_error_raised_in_a_command_is_still_clicks_with_or_without_debug(debug):
+    import click
+    from click.testing import CliRunner
+
+    from gradcli.cli_common import reports_errors
+
+    @click.command()
+    @reports_errors
+    def command():
+        raise click.UsageError("no such thing")
+
+    result = CliRunner().invoke(command, debug)
+    assert result.exit_code == 2 and "Error: no such thing" in result.stderr
+    assert "Traceback" not in result.stderr

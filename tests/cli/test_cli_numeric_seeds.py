@@ -51,3 +51,21 @@ def test_a_directional_check_reports_its_seed_and_the_seed_redoes_it(tmp_path):
 def test_without_a_numeric_check_every_seed_is_null(tmp_path):
     doc = run_json(tmp_path, "--no-numeric")
     assert doc["numeric_seeds"] == {"y": {"x": None, "w": None}}
+
+
+def test_csv_and_markdown_carry_the_seeds_as_json_does(tmp_path):
+    import csv
+    import io
+
+    spec = tmp_path / "seeds.yaml"
+    spec.write_text(SPEC)
+    table = CliRunner().invoke(cli, ["run", str(spec), "--format", "csv"])
+    assert table.exit_code == 0, table.output
+    rows = [r for r in csv.DictReader(io.StringIO(table.stdout)) if r["section"] == "numeric_seeds"]
+    assert [(r["output"], r["input"], r["step"], r["kind"], r["element"], r["value"])
+            for r in rows] == [("y", "x", "", "seed", "", "7"), ("y", "w", "", "seed", "", "")]
+    md = CliRunner().invoke(cli, ["run", str(spec), "--format", "markdown"]).stdout
+    table = md[md.index("### gradients of `y`"):].split("\n\n")[1].splitlines()
+    assert table[0] == "| input | overridden | true | numeric | numeric_kind | numeric_seed |"
+    assert [line.split(" | ")[-2:] for line in table[2:]] == [["directional", "7 |"],
+                                                               ["full", "null |"]]

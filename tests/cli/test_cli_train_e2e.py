@@ -85,6 +85,8 @@ def test_run_csv_and_markdown_carry_the_evaluations(tmp_path):
     assert table[0] == "| evaluation | step | accuracy (train) | accuracy (test) |"
     assert table[3] == (f"| 1 | 3 | {json.dumps(want['accuracy']['train'][1])} | "
                         f"{json.dumps(want['accuracy']['test'][1])} |")
+    assert table[-1] == (f"| 4 | 12 (final) | {json.dumps(want['accuracy']['train'][-1])} | "
+                         f"{json.dumps(want['accuracy']['test'][-1])} |")  # once, as the table
 
 
 def test_run_table_has_a_row_per_epoch(tmp_path):

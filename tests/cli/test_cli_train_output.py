@@ -250,11 +250,26 @@ def test_markdown_has_the_evaluations_final_and_stopped():
     train = record(stopped={"step": 6, "reason": "non-finite loss", "nonfinite": BIRTH})
     text = to_markdown(result(train))
     assert "steps 7, epochs 3; final loss 0.8125, params {\"w\": [0.5, 0.25]}" in text
+    # the evaluation after the last step (7 of 7) is the final row, once, as in run's table
     assert ("### training metrics\n\n| evaluation | step | accuracy (train) | accuracy (test) |\n"
             "|---|---|---|---|\n| 0 | 0 | 0.25 | 0.0 |\n| 1 | 3 | 0.5 | 0.5 |\n"
-            "| 2 | 6 | 0.75 | 0.5 |\n| 3 | 7 | 0.875 | 1.0 |\n| final |  | 0.875 | 1.0 |\n") in text
+            "| 2 | 6 | 0.75 | 0.5 |\n| 3 | 7 (final) | 0.875 | 1.0 |\n\n") in text
+    assert "| final |" not in text
     assert "training stopped at step 6: non-finite loss" in text
     assert "| train | Log | log(w) | classify.yaml:5:9 | loss | 4 | NaN | -Infinity |" in text
+
+
+def test_markdown_keeps_the_final_row_of_a_run_stopped_before_its_last_evaluation():
+    from gradcli.render_formats import to_markdown
+
+    # stopped at step 4: its evaluation holds that step's batch loss, so the table has two rows
+    train = record(loss=[2.5, 2.0, 1.5, 1.0, float("nan")], steps=4, final_loss=float("nan"),
+                   stopped={"step": 4, "reason": "non-finite loss", "nonfinite": BIRTH},
+                   eval_steps=[0, 3, 4], metrics={"accuracy": {"train": [0.25, 0.5, 0.5]}},
+                   final_metrics={"accuracy": {"train": 0.625}})
+    text = to_markdown(result(train))
+    assert ("### training metrics\n\n| evaluation | step | accuracy (train) |\n|---|---|---|\n"
+            "| 0 | 0 | 0.25 |\n| 1 | 3 | 0.5 |\n| 2 | 4 | 0.5 |\n| final |  | 0.625 |\n\n") in text
 
 
 # ----- compare: curves side by side, a final table, and the JSON `curves` -----

@@ -124,3 +124,13 @@ def test_a_kernel_keyword_that_is_a_python_keyword_is_passed_as_a_mapping():
     f = gc.function([y])
     for _ in range(5):
         np.testing.assert_array_equal(f()[0], [3.0, 6.0])
+
+
+def test_item_getter_is_one_object_per_index_and_reads_that_index():
+    from gradcli.core.codegen import _GETTERS, item_getter
+
+    getters = [item_getter(i) for i in (0, 3, 1, 3, 0, np.int64(1))]
+    assert getters[0] is getters[4] and getters[1] is getters[3] and getters[2] is getters[5]
+    assert len({id(g) for g in getters}) == 3
+    assert [g(("a", "b", "c", "d")) for g in getters] == ["a", "d", "b", "d", "a", "b"]
+    assert [_GETTERS[g] for g in getters[:3]] == [0, 3, 1]  # what generated code writes as x[i]

@@ -368,6 +368,25 @@ def test_an_unknown_function_suggests_the_op_meant(typed, meant, spec_error, bas
     assert err.hint == f"did you mean {meant!r}?"
 
 
+@pytest.mark.parametrize("expression, typed, meant", [
+    ("sum(sinj(x))", "sinj", "sin"),  # sinh and sin are one edit away; sin the closer match
+    ("sum(sinh(x) + sinj(x))", "sinj", "sinh"),  # but this expression calls sinh
+    ("sum(cosz(x))", "cosz", "cosx"),  # cos, cosh and the spec's own cosx are one edit away
+])
+def test_an_unknown_function_prefers_the_spec_functions_and_the_ops_beside_it(expression, typed,
+                                                                              meant, spec_error):
+    err = spec_error(f"""\
+        inputs:
+          x: [1.0, 2.0]
+        functions:
+          cosx: {{args: [v], forward: v * 2, gradient: dy * 2}}
+        outputs:
+          y: {expression}
+        """)
+    assert err.bare_message == f"unknown function {typed!r}"
+    assert err.hint == f"did you mean {meant!r}?"
+
+
 @pytest.mark.parametrize("typed, meant", [
     ("sgin", "sign"), ("Sgn", "sign"),  # 'sgn' is as close to 'sin': sign is in the spec
     ("ReduceMax", "max"),

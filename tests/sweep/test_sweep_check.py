@@ -45,18 +45,41 @@ def invoke(*args, env=None):
     ("  zip:\n    train.steps: [2, 0]\n    train.optimizer.lr: [0.1, 0.2]\n", 9, 22,
      "train.steps"),
 ])
-@pytest.mark.parametrize("command", ["check", "sweep"])
+@pytest.mark.parametrize("command", ["check", "sweep", "run"])
 def test_a_bad_sweep_key_or_value_is_placed_in_the_sweep_block(tmp_path, line, row, column,
                                                                  said, command):
+    # run runs the spec without its sweep block, but refuses a bad one as check does
     path = write(tmp_path, line)
     out = tmp_path / "out"
-    args = (command, path) if command == "check" else (command, path, "--jobs", 1, "--out", out)
+    args = (command, path, "--jobs", 1, "--out", out) if command == "sweep" else (command, path)
     result = invoke(*args)
     assert result.exit_code == 2, result.output
     where = f"{path}:{row}:{column}:"
     assert where in result.stderr and said in result.stderr
     assert "--set" not in result.stderr and "Traceback" not in result.stderr
     assert not out.exists()  # nothing ran, no directory was made
+
+
+def test_run_of_a_bad_sweep_block_prints_the_placed_error_as_its_document(tmp_path):
+    path = write(tmp_path, "  train.optimizer.lrr: [0.1]\n")
+    result = invoke("run", path, "--format", "json")
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["path"] == str(path) and doc["exit_code"] == 2
+    assert doc["error"].startswith(f"{path}:8:3: ")
+    assert "unknown key 'lrr' in train.optimizer (did you mean 'lr'?)" in doc["error"]
+
+
+def test_run_of_a_good_sweep_block_runs_the_spec_without_it(tmp_path):
+    path = write(tmp_path, "  train.optimizer.lr: [0.05, 0.5]\n")
+    result = invoke("run", path, "--format", "json", "--no-numeric")
+    assert result.exit_code == 0, result.output
+    w = np.array([1.0, 2.0])
+    for _ in range(3):
+        w = w - 0.1 * 2 * w  # the spec's own lr, not a swept one
+    # float32 (the spec's `value:` inputs); lr 0.05 or 0.5 would give 0.729 * w or 0
+    assert json.loads(result.stdout)["train"]["params"]["w"] == pytest.approx(w.tolist(),
+                                                                            rel=1e-6)
 
 
 def test_a_good_sweep_is_ok_and_a_value_that_only_fails_with_the_rest_is_not_checked(tmp_path):

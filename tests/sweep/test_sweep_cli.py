@@ -282,3 +282,21 @@ def test_a_directory_of_other_swept_keys_is_refused_in_plain_words(tmp_path):
     assert result.stderr == (f"error: --out {out} holds a sweep of different swept keys; "
                              "resuming there would mix two sweeps: use another --out DIR (or "
                              "delete that one)\n")
+
+
+def test_output_file_gets_the_report_stdout_would_and_the_failed_runs(tmp_path):
+    path = spec(tmp_path, FAILING)
+    shown = invoke(path, "--jobs", 1)
+    target = tmp_path / "report.txt"
+    result = invoke(path, "--jobs", 1, "--output", target)
+    assert result.exit_code == shown.exit_code == 1 and result.stdout == ""
+    text = target.read_text()
+    assert "\x1b[" not in text and text.startswith(shown.stdout)  # plain text, the same tables
+    assert "sweep of" in text and ("run 2 (train.optimizer.name=adam, expect.tolerance.atol=100, "
+                                   "train.optimizer.momentum=0.5) failed: ") in text
+    as_json = tmp_path / "report.json"
+    assert invoke(path, "--jobs", 1, "--format", "json", "-o", as_json).stdout == ""
+    doc = json.loads(as_json.read_text())
+    assert [r["run"] for r in doc["runs"] if r.get("error")] == ["1", "2"]
+    refused = invoke(path, "--jobs", 1, "--output", path)
+    assert refused.exit_code == 2 and "is the spec being run" in refused.stderr
