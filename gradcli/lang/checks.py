@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 
 from gradcli.errors import did_you_mean
-from gradcli.lang.ast import (Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node,
-                              SliceExpr, walk)
+from gradcli.lang.ast import Call, Const, ExpressionError, IndexExpr, ListExpr, Name, Node, SliceExpr, walk
 from gradcli.lang.parser import CONSTANT_NAMES
 from gradcli.ops import DTYPES, OPS, tf_alias
 from gradcli.record import Factory, record
