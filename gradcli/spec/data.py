@@ -26,6 +26,7 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
+from gradcli.spec.arrays import Made
 from gradcli.spec.files import NotRegular, open_regular
 from gradcli.spec.model import DataSpec, InputSpec
 from gradcli.spec.names import Names
@@ -79,7 +80,7 @@ def build_data(node: YNode | None, builder, train: YNode | None,
     for key, name, value in (("features", features, x_batch), ("labels", labels, y_batch)):
         name_node = data.get(key)
         builder.count(value.size, name_node, sub("data", key))
-        inputs[name] = InputSpec(name, value.copy(), False, name_node.mark.location(), path)
+        inputs[name] = InputSpec(name, Made(value.copy()), False, name_node.mark.location(), path)
     return spec, inputs
 
 

@@ -7,7 +7,7 @@ constraints and metrics are expressions, parsed and checked like lets.
 from __future__ import annotations
 
 from gradcli.lang.checks import Scope
-from gradcli.spec.arrays import literal_array
+from gradcli.spec.arrays import FLOAT_DTYPES, Arrays, literal
 from gradcli.spec.document import Scalar, YNode
 from gradcli.spec.expect_final import expected_final
 from gradcli.spec.fields import (
@@ -150,7 +150,7 @@ def _constraints(node: YNode | None, inputs: dict[str, InputSpec], scope: Scope)
     if node is None:
         return {}
     found = {}
-    trainable = [n for n, s in inputs.items() if s.trainable and s.value.dtype.kind == "f"]
+    trainable = [n for n, s in inputs.items() if s.trainable and s.dtype in FLOAT_DTYPES]
     for name, (key_node, value) in expect_map(node, key, "a mapping {variable: "
                                                          "expression}").items.items():
         ckey = sub(key, name)
@@ -249,7 +249,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             key = sub("expect.values", name)
             names.require(name, key_node, key, ("input", "let", "output"),
                           "an input, let or output")
-            values[name] = literal_array(value, key, None, "float64")
+            values[name] = literal(value, key, None, "float64")
     gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt)
     true_gradients = _gradient_table(optional(expect, "true_gradients"),
                                      "expect.true_gradients", names, wrt)
@@ -265,11 +265,12 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             atol = expect_number(tol.get("atol"), "expect.tolerance.atol", minimum=0.0)
     finite_node = optional(expect, "finite")
     finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
-    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol, finite, final)
+    return ExpectSpec(Arrays(values), gradients, true_gradients, Arrays(params), loss, rtol, atol,
+                      finite, final)
 
 
 def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:
-    """{output: {wrt name: array, or None for an expected unconnected gradient}}."""
+    """{output: Arrays {wrt name: array, or None for an expected unconnected gradient}}."""
     table: dict = {}
     if node is None:
         return table
@@ -285,8 +286,8 @@ def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, 
                                             ", so no gradient is computed for it",
                            did_you_mean(name, wrt))
             null = isinstance(value, Scalar) and value.kind == "null"
-            row[name] = None if null else literal_array(value, nkey, None, "float64")
-        table[output] = row
+            row[name] = None if null else literal(value, nkey, None, "float64")
+        table[output] = Arrays(row)
     return table
 
 
@@ -307,7 +308,7 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
             if name not in inputs or not inputs[name].trainable:
                     raise fail(key_node, pkey, f"{name!r} is not a trainable input",
                            did_you_mean(name, [n for n, s in inputs.items() if s.trainable]))
-            params[name] = literal_array(value, pkey, None, "float64")
+            params[name] = literal(value, pkey, None, "float64")
     loss = None
     loss_node = optional(block, "loss")
     if loss_node is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,8 +69,8 @@ def test_check_does_not_build_or_run():
     found = probe("check", DEMO)
     assert found["code"] == 0
     assert found["stdout"].startswith(f"ok {DEMO} (")
-    # PyYAML reads the spec; numpy holds its literal arrays (the inputs' values, spec/model.py)
-    assert found["heavy"] == ["numpy", "yaml"]
+    # PyYAML reads the spec; its literals are checked in plain Python (spec/arrays.py): no numpy
+    assert found["heavy"] == ["yaml"]
     assert not {"gradcli.core", "gradcli.runner", "gradcli.backends", "gradcli.ops.kernels",
                 "gradcli.render"} & set(found["ours"])
     # a spec without data: or sweep: needs neither the data loaders (csv) nor the sweep checks
@@ -77,6 +78,31 @@ def test_check_does_not_build_or_run():
                 "gradcli.spec.sweep"} & set(found["ours"])
     assert "csv" not in found["stdlib"]
     assert "json" not in found["stdlib"]  # spec/sweep.py's json only for a spec with sweep:
+
+
+def test_check_of_the_bundled_experiments_needs_numpy_only_for_data():
+    """Literals, draws, fills and ranges are checked without numpy; their arrays are made when
+    a run asks. A `data:` section is read (and batched) by the check itself: numpy then."""
+    specs = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "experiments").rglob("*.yaml"))
+    specs += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "examples").rglob("*.yaml"))
+    with_data = [s for s in specs if re.search(r"^data:", (ROOT / s).read_text(), re.M)]
+    without = [s for s in specs if s not in with_data]
+    assert len(without) >= 15 and len(with_data) >= 3  # the split is what the test is about
+    found = probe("check", *without)
+    assert found["code"] == 0 and found["stdout"].count("\nok ") == len(without) - 1
+    assert found["heavy"] == ["yaml"]
+    assert not {"gradcli.spec.data", "gradcli.data", "gradcli.spec.npz"} & set(found["ours"])
+    found = probe("check", with_data[0])
+    assert found["code"] == 0 and "numpy" in found["heavy"]
+
+
+def test_check_of_a_load_input_reads_the_file_with_numpy(tmp_path):
+    import numpy as np
+
+    np.savez(tmp_path / "w.npz", w=np.arange(3.0))
+    (tmp_path / "spec.yaml").write_text("inputs:\n  w: {load: w.npz}\noutputs:\n  y: sum(w)\n")
+    found = probe("check", str(tmp_path / "spec.yaml"))
+    assert found["code"] == 0 and found["heavy"] == ["numpy", "yaml"]
 
 
 def test_list_ops_and_gradients_import_neither_core_nor_spec():
