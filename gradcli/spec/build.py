@@ -13,6 +13,7 @@ from gradcli.lang.ast import Call, walk
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import FLOAT_DTYPES, Arrays, literal
 from gradcli.spec.document import Map, YNode, to_plain
+from gradcli.spec.expect import build_expect
 from gradcli.spec.fields import (
     check_keys,
     expect_choice,
@@ -31,7 +32,6 @@ from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import BACKENDS, SPEC_DTYPES, TOP, UNCONNECTED  # noqa: F401 - BACKENDS: also read here
 from gradcli.spec.sites import check_at, parse_at
-from gradcli.spec.training import build_expect, build_train
 
 TOP_KEYS = TOP.keys
 
@@ -94,10 +94,12 @@ def build_experiment(root: Map, path: str) -> Experiment:
         places[sub("grad_ys", out)] = value.mark.location()
     unconnected = _optional(root, "unconnected",
                             lambda n: expect_choice(n, "unconnected", UNCONNECTED), "none")
-    train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
-                        root.key_mark("train").location() if "train" in root.items else None,
-                        names=names, functions=callable_,
-                        has_data=optional(root, "data") is not None)
+    train = None
+    if optional(root, "train") is not None:  # the train builder only for a spec that trains
+        from gradcli.spec.training import build_train
+        train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
+                            root.key_mark("train").location(), names=names, functions=callable_,
+                            has_data=optional(root, "data") is not None)
     expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
     if "sweep" in root.items:  # checked here too, so `gradcli check` reports it
         from gradcli.spec.sweep import build_sweep

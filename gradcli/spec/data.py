@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gradcli.spec.arrays import Made
 from gradcli.spec.document import Map, Scalar, YNode
 from gradcli.spec.fields import (
     check_keys,
@@ -26,7 +27,6 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
-from gradcli.spec.arrays import Made
 from gradcli.spec.files import NotRegular, open_regular
 from gradcli.spec.model import DataSpec, InputSpec
 from gradcli.spec.names import Names
