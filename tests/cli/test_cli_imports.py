@@ -136,6 +136,9 @@ def test_run_imports_no_framework_and_no_other_command():
                 "gradcli.backends.numpy_flat"} & set(found["ours"])
     # nor the data: and sweep: sections' readers (the demo has neither), nor --set's
     assert not {"gradcli.spec.data", "gradcli.spec.sweep", "gradcli.spec.overrides"} & set(found["ours"])
+    # nor the train: builder (expect: is spec/expect.py), nor clipping (train.clip's)
+    assert not {"gradcli.spec.training", "gradcli.core.clip"} & set(found["ours"])
+    assert "gradcli.spec.expect" in found["ours"]
 
 
 def test_library_import_is_lazy_and_complete():
@@ -157,6 +160,25 @@ def test_library_import_is_lazy_and_complete():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=60, check=True).stdout.split()
     assert out == ["False", "[]", "[]", "6.0", "True", "True", "True"]
+
+
+def test_clipping_on_first_use_leaves_the_clip_op_in_place():
+    """core/clip.py (clip_by_norm...) is imported on first use; importing it binds the module
+    as gradcli.core.clip, over the clip op of the same name, which must stay the op."""
+    import numpy as np
+
+    code = ("import sys, numpy as np, gradcli as gc, gradcli.core as core\n"
+            "before = 'gradcli.core.clip' in sys.modules\n"
+            "x = gc.constant(np.array([3.0, 4.0]))\n"
+            "c = gc.clip_by_norm(x, 1.0)\n"
+            "print(before, 'gradcli.core.clip' in sys.modules, callable(core.clip), gc.clip is core.clip,\n"
+            "      gc.evaluate(gc.clip(x, 0.0, 3.5)).tolist(), gc.evaluate(c).tolist())\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split(" ", 4)
+    assert out[:4] == ["False", "True", "True", "True"]
+    x = np.array([3.0, 4.0])  # the oracle: np.clip, and x * clip_norm / ||x|| (tf.clip_by_norm)
+    assert out[4].strip() == f"{np.clip(x, 0.0, 3.5).tolist()} {(x * 1.0 / np.sqrt(25.0)).tolist()}"
 
 
 def test_no_submodule_hides_a_public_name():
