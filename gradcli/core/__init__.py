@@ -1,5 +1,6 @@
 """gradcli's bundled reverse-mode autodiff core on numpy: the library behind `import gradcli`."""
 import sys
+
 from ..fd import directional_projection
 from ..ops import OPS as _OPS
 from . import control as _control  # noqa: F401 - registers the gradient-control rules
@@ -15,11 +16,11 @@ from .nonfinite import NonFinite, find_nonfinite, origin
 from .ops_array import add_n, broadcast_to, set_seed, sum_to
 from .ops_math import constant, variable
 from .registry import (
-                        OverrideUnusedWarning,
-                        gradient_override_map,
-                        register_gradient,
-                        registered_names,
-                        unregister_gradient,
+    OverrideUnusedWarning,
+    gradient_override_map,
+    register_gradient,
+    registered_names,
+    unregister_gradient,
 )
 
 # Every op of the table under its own name (gc.exp, gc.sum, gc.argmax, ...): the builders the

@@ -45,6 +45,13 @@ def probe(*args: str) -> dict:
     return found
 
 
+def run_python(code: str) -> str:
+    """The stdout of `python -c code` in a fresh interpreter on this checkout."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+
+
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["list", "--help"]])
 def test_help_imports_no_heavy_package(args):
     found = probe(*args)
@@ -156,9 +163,7 @@ def test_library_import_is_lazy_and_complete():
             "opt = gc.train.GradientDescentOptimizer(0.5)\n"
             "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc), lazy,\n"
             "      gc.train is core.train is sys.modules['gradcli.core.train'])\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60, check=True).stdout.split()
+    out = run_python(code).split()
     assert out == ["False", "[]", "[]", "6.0", "True", "True", "True"]
 
 
@@ -173,9 +178,7 @@ def test_clipping_on_first_use_leaves_the_clip_op_in_place():
             "c = gc.clip_by_norm(x, 1.0)\n"
             "print(before, 'gradcli.core.clip' in sys.modules, callable(core.clip), gc.clip is core.clip,\n"
             "      gc.evaluate(gc.clip(x, 0.0, 3.5)).tolist(), gc.evaluate(c).tolist())\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60, check=True).stdout.split(" ", 4)
+    out = run_python(code).split(" ", 4)
     assert out[:4] == ["False", "True", "True", "True"]
     x = np.array([3.0, 4.0])  # the oracle: np.clip, and x * clip_norm / ||x|| (tf.clip_by_norm)
     assert out[4].strip() == f"{np.clip(x, 0.0, 3.5).tolist()} {(x * 1.0 / np.sqrt(25.0)).tolist()}"
