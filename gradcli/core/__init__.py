@@ -1,4 +1,6 @@
 """gradcli's bundled reverse-mode autodiff core on numpy: the library behind `import gradcli`."""
+import sys
+
 from ..fd import directional_projection
 from ..ops import OPS as _OPS
 from . import control as _control  # noqa: F401 - registers the gradient-control rules
@@ -7,33 +9,36 @@ from . import ops_array as _ops_array
 from . import ops_math as _ops_math
 from .autodiff import gradients, true_gradients
 from .budget import MemoryBudget, memory_budget
-from .clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
 from .control import custom_gradient, grad_pass_through, reverse_gradient, stop_gradient
 from .evaluate import evaluate, function
 from .graph import Op, Tensor, Variable
 from .nonfinite import NonFinite, find_nonfinite, origin
-from .numeric import numeric_gradients
 from .ops_array import add_n, broadcast_to, set_seed, sum_to
 from .ops_math import constant, variable
 from .registry import (
-                        OverrideUnusedWarning,
-                        gradient_override_map,
-                        register_gradient,
-                        registered_names,
-                        unregister_gradient,
+    OverrideUnusedWarning,
+    gradient_override_map,
+    register_gradient,
+    registered_names,
+    unregister_gradient,
 )
 
 # Every op of the table under its own name (gc.exp, gc.sum, gc.argmax, ...): the builders the
 # table generates and the core's own. grad_pass_through is gc's decorator form, as TF's.
 for _name in _OPS:
-    if not callable(globals().get(_name)):  # core/clip.py the module, clip the op
+    if not callable(globals().get(_name)):
         _builder = getattr(_ops_math, _name, None) or getattr(_ops_array, _name, None)
         if _builder is not None:
             globals()[_name] = _builder
 
+# name -> the module that defines it, imported on first use of one of its names: a run
+# without train.clip never needs clipping, one with --no-numeric no finite differences
+_LAZY = {"clip_by_global_norm": "clip", "clip_by_norm": "clip", "clip_by_value": "clip",
+         "global_norm": "clip", "numeric_gradients": "numeric"}
+
 # Everything above except the implementation modules; gc.train stays a namespace.
 __all__ = [_n for _n, _v in list(globals().items())
-           if not _n.startswith("_") and type(_v).__name__ != "module"] + ["train"]
+           if not _n.startswith("_") and type(_v).__name__ != "module"] + [*_LAZY, "train"]
 
 
 def __getattr__(name: str):
@@ -42,4 +47,11 @@ def __getattr__(name: str):
         # not `from . import train`: it asks this __getattr__ again before importing
         import importlib
         return importlib.import_module(f"{__name__}.train")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    clip_op = globals()["clip"]
+    __import__(f"{__name__}.{home}")  # as an import statement would (-X importtime reports it)
+    globals()["clip"] = clip_op  # importing core/clip.py bound the module over the clip op
+    value = globals()[name] = getattr(sys.modules[f"{__name__}.{home}"], name)
+    return value

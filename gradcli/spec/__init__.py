@@ -1,6 +1,7 @@
 """Load, validate and lint experiment specs (the expression language is gradcli.lang).
 
-Imports only PyYAML, numpy, gradcli.errors, gradcli.ops and gradcli.lang: never a backend.
+Imports only PyYAML, gradcli.errors, gradcli.ops and gradcli.lang: never a backend; numpy
+only to read a `data:` section or a `load:` file, and when a run asks for an input's array.
 Each name below is imported from its module on first use, not with the package: `gradcli
 schema` reads spec/schema.py and spec/sections.py without the loader (or PyYAML).
 """

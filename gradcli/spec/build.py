@@ -11,8 +11,9 @@ from pathlib import Path
 
 from gradcli.lang.ast import Call, walk
 from gradcli.lang.checks import Scope
-from gradcli.spec.arrays import literal_array
+from gradcli.spec.arrays import FLOAT_DTYPES, Arrays, literal
 from gradcli.spec.document import Map, YNode, to_plain
+from gradcli.spec.expect import build_expect
 from gradcli.spec.fields import (
     check_keys,
     expect_choice,
@@ -31,7 +32,6 @@ from gradcli.spec.model import Experiment, InputSpec, LetSpec, OutputSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import BACKENDS, SPEC_DTYPES, TOP, UNCONNECTED  # noqa: F401 - BACKENDS: also read here
 from gradcli.spec.sites import check_at, parse_at
-from gradcli.spec.training import build_expect, build_train
 
 TOP_KEYS = TOP.keys
 
@@ -90,14 +90,16 @@ def build_experiment(root: Map, path: str) -> Experiment:
     grad_ys, places = {}, {}
     for out, (key_node, value) in _items(sections["grad_ys"]):
         names.require(out, key_node, sub("grad_ys", out), ("output",), "an output")
-        grad_ys[out] = literal_array(value, sub("grad_ys", out), dtype, dtype)
+        grad_ys[out] = literal(value, sub("grad_ys", out), dtype, dtype)
         places[sub("grad_ys", out)] = value.mark.location()
     unconnected = _optional(root, "unconnected",
                             lambda n: expect_choice(n, "unconnected", UNCONNECTED), "none")
-    train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
-                        root.key_mark("train").location() if "train" in root.items else None,
-                        names=names, functions=callable_,
-                        has_data=optional(root, "data") is not None)
+    train = None
+    if optional(root, "train") is not None:  # the train builder only for a spec that trains
+        from gradcli.spec.training import build_train
+        train = build_train(optional(root, "train"), [o.name for o in outputs], inputs,
+                            root.key_mark("train").location(), names=names, functions=callable_,
+                            has_data=optional(root, "data") is not None)
     expect = build_expect(optional(root, "expect"), names, wrt, train, inputs)
     if "sweep" in root.items:  # checked here too, so `gradcli check` reports it
         from gradcli.spec.sweep import build_sweep
@@ -105,7 +107,8 @@ def build_experiment(root: Map, path: str) -> Experiment:
     return Experiment(name=name, description=description, path=path, backend=backend,
                       dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,
                       register=register, override_map=override_map, functions=functions,
-                      stop_gradients=stop_gradients, grad_ys=grad_ys, unconnected=unconnected,
+                      stop_gradients=stop_gradients, grad_ys=Arrays(grad_ys),
+                      unconnected=unconnected,
                       train=train, expect=expect, raw=to_plain(root), places=places, data=data)
 
 
@@ -237,8 +240,8 @@ def _wrt(node: YNode | None, names: Names, inputs: dict[str, InputSpec],
     wrt = _names_list(node, "wrt", names)
     for name, name_node in expect_names(node, "wrt"):
         spec = inputs.get(name)
-        if spec is not None and spec.value.dtype.kind != "f":
-            raise fail(name_node, "wrt", f"input {name!r} is {spec.value.dtype}, so it has no "
+        if spec is not None and spec.dtype not in FLOAT_DTYPES:
+            raise fail(name_node, "wrt", f"input {name!r} is {spec.dtype}, so it has no "
                                          "gradient")
         if spec is not None and not spec.trainable:
             raise fail(name_node, "wrt", f"input {name!r} is not trainable, so it has no "

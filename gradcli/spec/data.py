@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gradcli.spec.arrays import Made
 from gradcli.spec.document import Map, Scalar, YNode
 from gradcli.spec.fields import (
     check_keys,
@@ -79,7 +80,7 @@ def build_data(node: YNode | None, builder, train: YNode | None,
     for key, name, value in (("features", features, x_batch), ("labels", labels, y_batch)):
         name_node = data.get(key)
         builder.count(value.size, name_node, sub("data", key))
-        inputs[name] = InputSpec(name, value.copy(), False, name_node.mark.location(), path)
+        inputs[name] = InputSpec(name, Made(value.copy()), False, name_node.mark.location(), path)
     return spec, inputs
 
 

@@ -7,6 +7,7 @@ names each let reads (transitively), before anything is built.
 from __future__ import annotations
 
 from gradcli.lang.deps import Dependencies, grad_calls
+from gradcli.spec.arrays import FLOAT_DTYPES
 from gradcli.spec.fields import expect_names, fail
 from gradcli.spec.sites import Site, error_at
 
@@ -43,9 +44,9 @@ class Upstream(Dependencies):
                 if name != x.id and x.id in self.deps.get(name, ()):
                     self.through.setdefault(name, x.id)
             spec = self.inputs.get(x.id)
-            if spec is not None and spec.value.dtype.kind != "f":
+            if spec is not None and spec.dtype not in FLOAT_DTYPES:
                 raise error_at(site.node, x.pos, site.key,
-                               f"grad(y, x): input {x.id!r} is {spec.value.dtype}; a gradient is "
+                               f"grad(y, x): input {x.id!r} is {spec.dtype}; a gradient is "
                                "taken with respect to a float tensor",
                                f"cast it first: let: {{xf: cast({x.id}, float64)}}")
             if x.id not in self.of(y):

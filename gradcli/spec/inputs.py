@@ -2,6 +2,8 @@
 
 Every random draw comes from a generator seeded by (spec seed, crc32 of the
 input's name), so adding or reordering inputs never changes another input.
+Each input is checked here and kept as a recipe (spec/arrays.py): its array is
+made when a run first asks, so only `load:` needs numpy to check a spec.
 """
 from __future__ import annotations
 
@@ -9,10 +11,18 @@ import math
 import zlib
 from pathlib import Path
 
-import numpy as np
-
 from gradcli.ops import DTYPES
-from gradcli.spec.arrays import FLOAT_DTYPES, INT_RANGES, MAX_DIMS, literal_array
+from gradcli.spec.arrays import (
+    FLOAT_DTYPES,
+    INT_RANGES,
+    MAX_DIMS,
+    Draw,
+    Fill,
+    Linspace,
+    Made,
+    Recipe,
+    literal,
+)
 from gradcli.spec.document import Map, Scalar, YNode
 from gradcli.spec.fields import (
     check_keys,
@@ -45,9 +55,9 @@ class InputBuilder:
     def build(self, name: str, node: YNode, key: str, loc: Location) -> InputSpec:
         """The input `name` from its YAML value; `loc` is where its name is written."""
         if not isinstance(node, Map):
-            value = literal_array(node, key, None, self.dtype)
+            value = literal(node, key, None, self.dtype)
             self.count(value.size, node, key)
-            return InputSpec(name, value, value.dtype.kind == "f", loc)
+            return InputSpec(name, value, value.dtype in FLOAT_DTYPES, loc)
         check_keys(node, key, INPUT, noun="initializer")
         source, _ = only_key(node, key, SOURCES, "an input mapping needs")
         if "key" in node.items and source != "load":
@@ -59,12 +69,12 @@ class InputBuilder:
         self.loaded_from = None  # _load sets it
         value = getattr(self, "_" + source)(name, node, key, source, dtype, shape)
         trainable_node = optional(node, "trainable")
-        is_float = value.dtype.kind == "f"
+        is_float = value.dtype in FLOAT_DTYPES
         trainable = is_float
         if trainable_node is not None:
             trainable = expect_bool(trainable_node, sub(key, "trainable"))
             if trainable and not is_float:
-                article = "an" if value.dtype.kind in "iu" else "a"
+                article = "an" if value.dtype in INT_RANGES else "a"
                 raise fail(trainable_node, sub(key, "trainable"),
                            f"{article} {value.dtype} input is never trainable",
                            "use a float dtype, or remove 'trainable: true'")
@@ -85,20 +95,17 @@ class InputBuilder:
                        f"{source} gives floats; it cannot make a {dtype} input")
         return dtype or self.dtype
 
-    def rng(self, name: str) -> np.random.Generator:
-        return np.random.default_rng([self.seed, zlib.crc32(name.encode())])
-
-    def reshaped(self, value: np.ndarray, shape, node: Map, key: str) -> np.ndarray:
+    def reshaped(self, value: Recipe, shape, node: Map, key: str) -> Recipe:
         if shape is None:
             return value
         if math.prod(shape) != value.size:
             raise fail(node.get("shape"), sub(key, "shape"),
                        f"cannot reshape {value.size} elements to shape {list(shape)}")
-        return value.reshape(shape)
+        return value.reshaped(shape)
 
     # ----- one method per source key -----
     def _value(self, name, node, key, source, dtype, shape):
-        value = literal_array(node.get("value"), sub(key, "value"), dtype, self.dtype)
+        value = literal(node.get("value"), sub(key, "value"), dtype, self.dtype)
         self.count(value.size, node, key)
         return self.reshaped(value, shape, node, key)
 
@@ -120,9 +127,10 @@ class InputBuilder:
         if shape is None:
             raise fail(node, key, f"a {source} input needs a shape", "add shape: [n, ...]")
         self.count(math.prod(shape), node, key)
-        rng = self.rng(name)
-        draw = rng.uniform if source == "uniform" else rng.normal
-        return draw(a, b, size=shape).astype(dtype)
+        recipe = Draw(source, [self.seed, zlib.crc32(name.encode())], a, b, shape, dtype)
+        if recipe.may_overflow():  # numpy's error or warning then comes now, as it always did
+            recipe.array()
+        return recipe
 
     def _zeros(self, name, node, key, source, dtype, shape):
         if shape is not None:
@@ -130,8 +138,7 @@ class InputBuilder:
                        f"{source} already gives the shape; remove 'shape'")
         shape = parse_shape(node.get(source), sub(key, source))
         self.count(math.prod(shape), node, key)
-        fill = np.zeros if source == "zeros" else np.ones
-        return fill(shape, dtype=dtype or self.dtype)
+        return Fill(source == "ones", shape, dtype or self.dtype)
 
     _ones = _zeros
 
@@ -145,7 +152,10 @@ class InputBuilder:
         count = expect_int(spec.items[2], sub(key, source), minimum=1, maximum=MAX_ELEMENTS)
         dtype = self.float_dtype(dtype, node, key, source)
         self.count(count, node, key)
-        return self.reshaped(np.linspace(start, stop, count).astype(dtype), shape, node, key)
+        recipe = Linspace(start, stop, count, dtype)
+        if recipe.may_overflow():  # numpy's warning then comes now, as it always did
+            recipe.array()
+        return self.reshaped(recipe, shape, node, key)
 
     def _load(self, name, node, key, source, dtype, shape):
         path_node = node.get("load")
@@ -164,11 +174,12 @@ class InputBuilder:
                                             f"limit is {MAX_DIMS}")
         self.count(math.prod(file_shape), node, key)
         value = npz.load_array(path, array_name, path_node, path_key)
-        return self.reshaped(self.loaded_dtype(value, dtype, path_node, path_key), shape, node,
-                             key)
+        loaded = Made(self.loaded_dtype(value, dtype, path_node, path_key))
+        return self.reshaped(loaded, shape, node, key)
 
-    def loaded_dtype(self, value: np.ndarray, dtype: str | None, node, key) -> np.ndarray:
+    def loaded_dtype(self, value, dtype: str | None, node, key):
         """A loaded array in its input dtype: floats -> the spec dtype unless told otherwise."""
+        import numpy as np  # npz.load_array has imported it
         kind = value.dtype.kind
         if dtype is None:
             dtype = ("bool" if kind == "b" else self.dtype if kind == "f"

@@ -7,10 +7,9 @@ needs a custom-gradient function instead; the warning shows it.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from gradcli.lang.ast import Call, Const, Name, Node, walk
 from gradcli.ops import OPS
+from gradcli.spec.arrays import FLOAT_DTYPES
 from gradcli.spec.model import Experiment
 
 # Ops whose output is boolean or an integer index (the op table's `result`): nothing ever
@@ -72,8 +71,7 @@ def _scoped_expressions(experiment: Experiment) -> dict:
 
 def _discrete_names(experiment: Experiment) -> set[str]:
     """Inputs and lets known to hold a boolean or integer tensor."""
-    names = {name for name, spec in experiment.inputs.items()
-             if not np.issubdtype(np.asarray(spec.value).dtype, np.floating)}
+    names = {name for name, spec in experiment.inputs.items() if spec.dtype not in FLOAT_DTYPES}
     for let in experiment.lets:
         if len(let.names) == 1 and _kinds(let.expr.node, names)[id(let.expr.node)]:
             names.add(let.names[0])

@@ -1,13 +1,21 @@
-"""The validated experiment: plain data the runner builds graphs from (no YAML inside)."""
+"""The validated experiment: plain data the runner builds graphs from (no YAML inside).
+
+No numpy here: literal values are recipes (spec/arrays.py) until a run asks for arrays.
+"""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from gradcli.errors import SpecError
 from gradcli.lang.ast import Node
 from gradcli.record import Factory, record
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from gradcli.spec.arrays import Recipe
 
 
 @record
@@ -49,13 +57,23 @@ class Expr:
 
 @record
 class InputSpec:
-    """A leaf tensor: its value (already drawn or loaded) and whether it trains."""
+    """A leaf tensor: how its value is made (checked already), and whether it trains."""
 
     name: str
-    value: np.ndarray
+    recipe: Recipe
     trainable: bool
     loc: Location
     loaded_from: Path | None = None  # the file a `load:` input read (--output must not be it)
+
+    @property
+    def value(self) -> np.ndarray:
+        """The array, made on first use (drawn, filled or converted) and the same one after."""
+        return self.recipe.array()
+
+    @property
+    def dtype(self) -> str:
+        """The value's dtype name ("float32", "int64", "bool"...), without making it."""
+        return self.recipe.dtype
 
 
 @record
@@ -164,12 +182,13 @@ class TrainSpec:
 
 @record
 class ExpectSpec:
-    """Expected results; a None gradient expects an unconnected one."""
+    """Expected results; a None gradient expects an unconnected one. Each mapping of arrays is
+    a spec/arrays.Arrays, which makes them on first use."""
 
-    values: dict
-    gradients: dict
-    true_gradients: dict
-    train_params: dict
+    values: Mapping
+    gradients: dict             # {output: Arrays}
+    true_gradients: dict        # {output: Arrays}
+    train_params: Mapping
     train_loss: list | None
     rtol: float
     atol: float
@@ -195,7 +214,7 @@ class Experiment:
     override_map: tuple[OverrideEntry, ...]
     functions: dict[str, FunctionSpec]
     stop_gradients: tuple[str, ...]
-    grad_ys: dict[str, np.ndarray]
+    grad_ys: Mapping[str, np.ndarray]  # spec/arrays.Arrays: made on first use
     unconnected: str
     train: TrainSpec | None
     expect: ExpectSpec | None

@@ -1,4 +1,4 @@
-"""Build the `train` and `expect` sections.
+"""Build the `train` section (imported only for a spec that has one; expect: is spec/expect.py).
 
 `train` holds v1's keys (loss, optimizer, clip, steps) and spec-v2's training on data
 (batch_size, epochs, schedule, constraints, metrics, eval_every, on_nonfinite);
@@ -7,12 +7,10 @@ constraints and metrics are expressions, parsed and checked like lets.
 from __future__ import annotations
 
 from gradcli.lang.checks import Scope
-from gradcli.spec.arrays import literal_array
+from gradcli.spec.arrays import FLOAT_DTYPES
 from gradcli.spec.document import Scalar, YNode
-from gradcli.spec.expect_final import expected_final
 from gradcli.spec.fields import (
     check_keys,
-    describe,
     did_you_mean,
     expect_bool,
     expect_choice,
@@ -22,17 +20,14 @@ from gradcli.spec.fields import (
     expect_name,
     expect_number,
     fail,
-    number_value,
     only_key,
     optional,
     sub,
 )
-from gradcli.spec.model import ClipSpec, ExpectSpec, InputSpec, Location, ScheduleSpec, TrainSpec
+from gradcli.spec.model import ClipSpec, InputSpec, Location, ScheduleSpec, TrainSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import (
     CLIP,
-    EXPECT,
-    EXPECT_TRAIN,
     FLOAT32_MAX,
     MAX_BATCH,
     MAX_EPOCHS,
@@ -43,7 +38,6 @@ from gradcli.spec.sections import (
     SCHEDULE,
     SCHEDULE_KINDS,
     SCHEDULES,
-    TOLERANCE,
     TRAIN,
 )
 from gradcli.spec.sites import check_at, parse_at
@@ -150,7 +144,7 @@ def _constraints(node: YNode | None, inputs: dict[str, InputSpec], scope: Scope)
     if node is None:
         return {}
     found = {}
-    trainable = [n for n, s in inputs.items() if s.trainable and s.value.dtype.kind == "f"]
+    trainable = [n for n, s in inputs.items() if s.trainable and s.dtype in FLOAT_DTYPES]
     for name, (key_node, value) in expect_map(node, key, "a mapping {variable: "
                                                          "expression}").items.items():
         ckey = sub(key, name)
@@ -233,92 +227,3 @@ def _clip(node: YNode) -> ClipSpec:
     if not lo < hi:
         raise fail(pair, sub(key, kind), f"clip value needs lo < hi, got [{lo:g}, {hi:g}]")
     return ClipSpec("value", (lo, hi))
-
-
-def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
-                 train: TrainSpec | None, inputs: dict[str, InputSpec]) -> ExpectSpec | None:
-    """The `expect` section: expected values, gradients, training results and tolerance."""
-    if node is None:
-        return None
-    expect = expect_map(node, "expect")
-    check_keys(expect, "expect", EXPECT)
-    values = {}
-    values_node = optional(expect, "values")
-    if values_node is not None:
-        for name, (key_node, value) in expect_map(values_node, "expect.values").items.items():
-            key = sub("expect.values", name)
-            names.require(name, key_node, key, ("input", "let", "output"),
-                          "an input, let or output")
-            values[name] = literal_array(value, key, None, "float64")
-    gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt)
-    true_gradients = _gradient_table(optional(expect, "true_gradients"),
-                                     "expect.true_gradients", names, wrt)
-    params, loss, final = _expected_training(optional(expect, "train"), train, inputs)
-    rtol, atol = 1e-6, 1e-9
-    tolerance = optional(expect, "tolerance")
-    if tolerance is not None:
-        tol = expect_map(tolerance, "expect.tolerance", "a mapping {rtol, atol}")
-        check_keys(tol, "expect.tolerance", TOLERANCE)
-        if optional(tol, "rtol") is not None:
-            rtol = expect_number(tol.get("rtol"), "expect.tolerance.rtol", minimum=0.0)
-        if optional(tol, "atol") is not None:
-            atol = expect_number(tol.get("atol"), "expect.tolerance.atol", minimum=0.0)
-    finite_node = optional(expect, "finite")
-    finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
-    return ExpectSpec(values, gradients, true_gradients, params, loss, rtol, atol, finite, final)
-
-
-def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:
-    """{output: {wrt name: array, or None for an expected unconnected gradient}}."""
-    table: dict = {}
-    if node is None:
-        return table
-    for output, (key_node, per_output) in expect_map(node, key).items.items():
-        okey = sub(key, output)
-        names.require(output, key_node, okey, ("output",), "an output")
-        row = {}
-        for name, (name_node, value) in expect_map(per_output, okey, "a mapping {input: "
-                                                                     "gradient}").items.items():
-            nkey = sub(okey, name)
-            if name not in wrt:
-                    raise fail(name_node, nkey, f"{name!r} is not in wrt ({', '.join(wrt) or 'empty'})"
-                                            ", so no gradient is computed for it",
-                           did_you_mean(name, wrt))
-            null = isinstance(value, Scalar) and value.kind == "null"
-            row[name] = None if null else literal_array(value, nkey, None, "float64")
-        table[output] = row
-    return table
-
-
-def _expected_training(node: YNode | None, train: TrainSpec | None,
-                       inputs: dict[str, InputSpec]) -> tuple[dict, list | None, dict]:
-    if node is None:
-        return {}, None, {}
-    key = "expect.train"
-    if train is None:
-        raise fail(node, key, "expect.train needs a train section to check")
-    block = expect_map(node, key, "a mapping {params, loss, final}")
-    check_keys(block, key, EXPECT_TRAIN)
-    params = {}
-    params_node = optional(block, "params")
-    if params_node is not None:
-        for name, (key_node, value) in expect_map(params_node, sub(key, "params")).items.items():
-            pkey = sub(sub(key, "params"), name)
-            if name not in inputs or not inputs[name].trainable:
-                    raise fail(key_node, pkey, f"{name!r} is not a trainable input",
-                           did_you_mean(name, [n for n, s in inputs.items() if s.trainable]))
-            params[name] = literal_array(value, pkey, None, "float64")
-    loss = None
-    loss_node = optional(block, "loss")
-    if loss_node is not None:
-        seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
-        loss = []
-        for item in seq.items:
-            number = number_value(item, sub(key, "loss"), finite=False)
-            if number is None:
-                raise fail(item, sub(key, "loss"), f"expected a number, got {describe(item)}")
-            try:
-                loss.append(float(number))
-            except OverflowError:
-                raise fail(item, sub(key, "loss"), "the number is too large for a float") from None
-    return params, loss, expected_final(optional(block, "final"), sub(key, "final"), train.metrics)

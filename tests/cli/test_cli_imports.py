@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,13 @@ def probe(*args: str) -> dict:
     return found
 
 
+def run_python(code: str) -> str:
+    """The stdout of `python -c code` in a fresh interpreter on this checkout."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60, check=True).stdout
+
+
 @pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["list", "--help"]])
 def test_help_imports_no_heavy_package(args):
     found = probe(*args)
@@ -68,8 +76,8 @@ def test_check_does_not_build_or_run():
     found = probe("check", DEMO)
     assert found["code"] == 0
     assert found["stdout"].startswith(f"ok {DEMO} (")
-    # PyYAML reads the spec; numpy holds its literal arrays (the inputs' values, spec/model.py)
-    assert found["heavy"] == ["numpy", "yaml"]
+    # PyYAML reads the spec; its literals are checked in plain Python (spec/arrays.py): no numpy
+    assert found["heavy"] == ["yaml"]
     assert not {"gradcli.core", "gradcli.runner", "gradcli.backends", "gradcli.ops.kernels",
                 "gradcli.render"} & set(found["ours"])
     # a spec without data: or sweep: needs neither the data loaders (csv) nor the sweep checks
@@ -77,6 +85,31 @@ def test_check_does_not_build_or_run():
                 "gradcli.spec.sweep"} & set(found["ours"])
     assert "csv" not in found["stdlib"]
     assert "json" not in found["stdlib"]  # spec/sweep.py's json only for a spec with sweep:
+
+
+def test_check_of_the_bundled_experiments_needs_numpy_only_for_data():
+    """Literals, draws, fills and ranges are checked without numpy; their arrays are made when
+    a run asks. A `data:` section is read (and batched) by the check itself: numpy then."""
+    specs = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "experiments").rglob("*.yaml"))
+    specs += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "examples").rglob("*.yaml"))
+    with_data = [s for s in specs if re.search(r"^data:", (ROOT / s).read_text(), re.M)]
+    without = [s for s in specs if s not in with_data]
+    assert len(without) >= 15 and len(with_data) >= 3  # the split is what the test is about
+    found = probe("check", *without)
+    assert found["code"] == 0 and found["stdout"].count("\nok ") == len(without) - 1
+    assert found["heavy"] == ["yaml"]
+    assert not {"gradcli.spec.data", "gradcli.data", "gradcli.spec.npz"} & set(found["ours"])
+    found = probe("check", with_data[0])
+    assert found["code"] == 0 and "numpy" in found["heavy"]
+
+
+def test_check_of_a_load_input_reads_the_file_with_numpy(tmp_path):
+    import numpy as np
+
+    np.savez(tmp_path / "w.npz", w=np.arange(3.0))
+    (tmp_path / "spec.yaml").write_text("inputs:\n  w: {load: w.npz}\noutputs:\n  y: sum(w)\n")
+    found = probe("check", str(tmp_path / "spec.yaml"))
+    assert found["code"] == 0 and found["heavy"] == ["numpy", "yaml"]
 
 
 def test_list_ops_and_gradients_import_neither_core_nor_spec():
@@ -110,6 +143,9 @@ def test_run_imports_no_framework_and_no_other_command():
                 "gradcli.backends.numpy_flat"} & set(found["ours"])
     # nor the data: and sweep: sections' readers (the demo has neither), nor --set's
     assert not {"gradcli.spec.data", "gradcli.spec.sweep", "gradcli.spec.overrides"} & set(found["ours"])
+    # nor the train: builder (expect: is spec/expect.py), nor clipping (train.clip's)
+    assert not {"gradcli.spec.training", "gradcli.core.clip"} & set(found["ours"])
+    assert "gradcli.spec.expect" in found["ours"]
 
 
 def test_library_import_is_lazy_and_complete():
@@ -127,10 +163,25 @@ def test_library_import_is_lazy_and_complete():
             "opt = gc.train.GradientDescentOptimizer(0.5)\n"
             "print(before, missing, star, float(gc.evaluate(g)), 'gradients' in dir(gc), lazy,\n"
             "      gc.train is core.train is sys.modules['gradcli.core.train'])\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=60, check=True).stdout.split()
+    out = run_python(code).split()
     assert out == ["False", "[]", "[]", "6.0", "True", "True", "True"]
+
+
+def test_clipping_on_first_use_leaves_the_clip_op_in_place():
+    """core/clip.py (clip_by_norm...) is imported on first use; importing it binds the module
+    as gradcli.core.clip, over the clip op of the same name, which must stay the op."""
+    import numpy as np
+
+    code = ("import sys, numpy as np, gradcli as gc, gradcli.core as core\n"
+            "before = 'gradcli.core.clip' in sys.modules\n"
+            "x = gc.constant(np.array([3.0, 4.0]))\n"
+            "c = gc.clip_by_norm(x, 1.0)\n"
+            "print(before, 'gradcli.core.clip' in sys.modules, callable(core.clip), gc.clip is core.clip,\n"
+            "      gc.evaluate(gc.clip(x, 0.0, 3.5)).tolist(), gc.evaluate(c).tolist())\n")
+    out = run_python(code).split(" ", 4)
+    assert out[:4] == ["False", "True", "True", "True"]
+    x = np.array([3.0, 4.0])  # the oracle: np.clip, and x * clip_norm / ||x|| (tf.clip_by_norm)
+    assert out[4].strip() == f"{np.clip(x, 0.0, 3.5).tolist()} {(x * 1.0 / np.sqrt(25.0)).tolist()}"
 
 
 def test_no_submodule_hides_a_public_name():

@@ -1,0 +1,115 @@
+"""Build the `expect` section: expected values, gradients, training results and tolerance.
+
+Expected arrays are checked literals (spec/arrays.py), made into arrays when a run compares.
+"""
+from __future__ import annotations
+
+from gradcli.spec.arrays import Arrays, literal
+from gradcli.spec.document import Scalar, YNode
+from gradcli.spec.expect_final import expected_final
+from gradcli.spec.fields import (
+    check_keys,
+    describe,
+    did_you_mean,
+    expect_bool,
+    expect_list,
+    expect_map,
+    expect_number,
+    fail,
+    number_value,
+    optional,
+    sub,
+)
+from gradcli.spec.model import ExpectSpec, InputSpec, TrainSpec
+from gradcli.spec.names import Names
+from gradcli.spec.sections import EXPECT, EXPECT_TRAIN, TOLERANCE
+
+
+def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
+                 train: TrainSpec | None, inputs: dict[str, InputSpec]) -> ExpectSpec | None:
+    """The `expect` section: expected values, gradients, training results and tolerance."""
+    if node is None:
+        return None
+    expect = expect_map(node, "expect")
+    check_keys(expect, "expect", EXPECT)
+    values = {}
+    values_node = optional(expect, "values")
+    if values_node is not None:
+        for name, (key_node, value) in expect_map(values_node, "expect.values").items.items():
+            key = sub("expect.values", name)
+            names.require(name, key_node, key, ("input", "let", "output"),
+                          "an input, let or output")
+            values[name] = literal(value, key, None, "float64")
+    gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt)
+    true_gradients = _gradient_table(optional(expect, "true_gradients"),
+                                     "expect.true_gradients", names, wrt)
+    params, loss, final = _expected_training(optional(expect, "train"), train, inputs)
+    rtol, atol = 1e-6, 1e-9
+    tolerance = optional(expect, "tolerance")
+    if tolerance is not None:
+        tol = expect_map(tolerance, "expect.tolerance", "a mapping {rtol, atol}")
+        check_keys(tol, "expect.tolerance", TOLERANCE)
+        if optional(tol, "rtol") is not None:
+            rtol = expect_number(tol.get("rtol"), "expect.tolerance.rtol", minimum=0.0)
+        if optional(tol, "atol") is not None:
+            atol = expect_number(tol.get("atol"), "expect.tolerance.atol", minimum=0.0)
+    finite_node = optional(expect, "finite")
+    finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
+    return ExpectSpec(Arrays(values), gradients, true_gradients, Arrays(params), loss, rtol, atol,
+                      finite, final)
+
+
+def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:
+    """{output: Arrays {wrt name: array, or None for an expected unconnected gradient}}."""
+    table: dict = {}
+    if node is None:
+        return table
+    for output, (key_node, per_output) in expect_map(node, key).items.items():
+        okey = sub(key, output)
+        names.require(output, key_node, okey, ("output",), "an output")
+        row = {}
+        for name, (name_node, value) in expect_map(per_output, okey, "a mapping {input: "
+                                                                     "gradient}").items.items():
+            nkey = sub(okey, name)
+            if name not in wrt:
+                    raise fail(name_node, nkey, f"{name!r} is not in wrt ({', '.join(wrt) or 'empty'})"
+                                            ", so no gradient is computed for it",
+                           did_you_mean(name, wrt))
+            null = isinstance(value, Scalar) and value.kind == "null"
+            row[name] = None if null else literal(value, nkey, None, "float64")
+        table[output] = Arrays(row)
+    return table
+
+
+def _expected_training(node: YNode | None, train: TrainSpec | None,
+                       inputs: dict[str, InputSpec]) -> tuple[dict, list | None, dict]:
+    if node is None:
+        return {}, None, {}
+    key = "expect.train"
+    if train is None:
+        raise fail(node, key, "expect.train needs a train section to check")
+    block = expect_map(node, key, "a mapping {params, loss, final}")
+    check_keys(block, key, EXPECT_TRAIN)
+    params = {}
+    params_node = optional(block, "params")
+    if params_node is not None:
+        for name, (key_node, value) in expect_map(params_node, sub(key, "params")).items.items():
+            pkey = sub(sub(key, "params"), name)
+            if name not in inputs or not inputs[name].trainable:
+                    raise fail(key_node, pkey, f"{name!r} is not a trainable input",
+                           did_you_mean(name, [n for n, s in inputs.items() if s.trainable]))
+            params[name] = literal(value, pkey, None, "float64")
+    loss = None
+    loss_node = optional(block, "loss")
+    if loss_node is not None:
+        seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
+        loss = []
+        for item in seq.items:
+            number = number_value(item, sub(key, "loss"), finite=False)
+            if number is None:
+                raise fail(item, sub(key, "loss"), f"expected a number, got {describe(item)}")
+            try:
+                loss.append(float(number))
+            except OverflowError:
+                raise fail(item, sub(key, "loss"), "the number is too large for a float") from None
+    return params, loss, expected_final(optional(block, "final"), sub(key, "final"), train.metrics)
