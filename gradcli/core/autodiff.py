@@ -158,10 +158,15 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
     arriving, a built-in rule returning tensors that fit) runs inline: no call per step."""
     asked = registry._asked  # a rule reads it through needed(op); a nested walk restores it
     rules: dict[str, tuple] = {}  # name -> (rule, strict), looked up once per walk
+    current = outer  # ORIGIN.current, set only when it changes (a thread-local's setattr)
     for op in reversed(relevant):
         # The gradient ops of an op carry its origin: a NaN born there names the forward op.
+        # A rule leaves ORIGIN.current as it found it (gc.origin and a nested walk restore it).
         origin = op.origin
-        ORIGIN.current = origin if origin is not None else outer
+        if origin is None:
+            origin = outer
+        if origin is not current:
+            ORIGIN.current = current = origin
         outputs = op.outputs
         if len(outputs) == 1:
             uid = outputs[0].uid
@@ -176,7 +181,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                 g = parts[0] if len(parts) == 1 else A.add_n(parts)
                 if uid in wanted:
                     done[uid] = g
-            out_grads = (g,)
+            out_grads = None  # the rule is called with g alone
         else:
             out_grads = _output_grads(outputs, partials, wanted, done, stops)
             if out_grads is None:
@@ -187,9 +192,11 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
             found = rules[name] = (lookup(name, true=true), _user_written(op, name, true))
             if found[0] is None:
                 raise _no_rule(name, op)
+            if name == "custom_gradient":  # strict depends on the op's type, not only the name
+                found = rules[name] = (found[0], None)
         rule, strict = found
-        if name == "custom_gradient":
-            strict = _user_written(op, name, true)  # depends on the op's type, not only the name
+        if strict is None:
+            strict = _user_written(op, name, true)
         # The rule is asked only for the inputs a gradient reaches (registry.needed): the
         # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
         inputs = op.inputs
@@ -201,11 +208,12 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
             mask = tuple([t.uid in reaching for t in inputs])
         asked.op, asked.mask = op, mask
         try:
-            raw = rule(op, *out_grads)
+            raw = rule(op, g) if out_grads is None else rule(op, *out_grads)
         except TypeError:
-            if _accepts(rule, 1 + len(out_grads)):
+            n_grads = 1 if out_grads is None else len(out_grads)
+            if _accepts(rule, 1 + n_grads):
                 raise  # the rule's own body failed: its traceback says where
-            raise _uncallable(name, op, len(out_grads)) from None
+            raise _uncallable(name, op, n_grads) from None
         if raw.__class__ is not tuple or len(raw) != len(inputs):
             raw = ((raw,) if raw.__class__ is Tensor and len(inputs) == 1 else
                    _one_per_input(raw, op, name))
