@@ -88,16 +88,22 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
             pending.append(op)
     while pending:
         for child in pending.pop().inputs:
+            uid = child.uid
+            n = uses.get(uid)
+            if n is not None:  # counted before: its op is already needed
+                uses[uid] = n + 1
+                continue
             cop = child.op
             if not cop.inputs or (child._value is not None and child._version == version):
                 continue  # held: read where it is used
-            uses[child.uid] = uses.get(child.uid, 0) + 1
+            uses[uid] = 1
             if cop.uid not in needed:
                 needed[cop.uid] = cop
                 pending.append(cop)
     order = [needed[uid] for uid in sorted(needed)]
     del needed
     values: dict[int, object] = {}
+    pop = values.pop
     with np.errstate(all="ignore"):
         for op in order:
             args = []
@@ -106,9 +112,8 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
                 n = uses.get(uid)
                 if n is None:
                     args.append(u._value)
-                elif n == 1:
-                    args.append(values.pop(uid))
-                    del uses[uid]
+                elif n == 1:  # its count stays at 1: no op reads it again
+                    args.append(pop(uid))
                 else:
                     args.append(values[uid])
                     uses[uid] = n - 1
