@@ -136,6 +136,13 @@ def elementwise1(type_: str, kernel, x) -> Tensor:
 
 def elementwise2(type_: str, kernel, x, y) -> Tensor:
     """A two-input elementwise op (make_elementwise: its value is computed on demand)."""
+    if x.__class__ is Tensor:  # the build's common cases, without _pair's checks and calls
+        if y.__class__ is float:  # y * 0.999: the float's shared constant, if there is one yet
+            shared = _floats.get((y, x.dtype))
+            if shared is not None:
+                return make_elementwise(type_, kernel, (x, shared))
+        elif y.__class__ is Tensor and y.dtype is x.dtype:
+            return make_elementwise(type_, kernel, (x, y))
     return make_elementwise(type_, kernel, _pair(x, y))
 
 
