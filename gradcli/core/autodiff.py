@@ -70,10 +70,12 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
     every: list[Op] | None = [] if true else None
     relevant = _on_paths(ys, reaching, stops, xs, every)
 
-    partials: dict[int, list[Tensor]] = {}
+    # uid -> the gradient arrived so far, or the list of them once a second one arrives (most
+    # tensors get one: no list for them); summed in arrival order either way
+    partials: dict[int, Tensor | list[Tensor]] = {}
     for y, gy in zip(ys, grad_ys):
         if y.uid in reaching:
-            partials.setdefault(y.uid, []).append(_seed(y, gy))
+            _arrive(partials, y.uid, _seed(y, gy))
 
     done: dict[int, Tensor] = {}
     outer = ORIGIN.current
@@ -178,7 +180,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                 if g is None:
                     continue
             else:
-                g = parts[0] if len(parts) == 1 else A.add_n(parts)
+                g = A.add_n(parts) if parts.__class__ is list else parts
                 if uid in wanted:
                     done[uid] = g
             out_grads = None  # the rule is called with g alone
@@ -223,11 +225,14 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                 if not (g.__class__ is Tensor and g.shape == t.shape
                         and (g.dtype is t.dtype or g.dtype == t.dtype)):
                     g = _fit(g, t, i, op, name, strict)
-                parts = partials.get(t.uid)
+                uid = t.uid  # _arrive, written out: once per edge
+                parts = partials.get(uid)
                 if parts is None:
-                    partials[t.uid] = [g]
-                else:
+                    partials[uid] = g
+                elif parts.__class__ is list:
                     parts.append(g)
+                else:
+                    partials[uid] = [parts, g]
 
 
 def _output_grads(outputs: tuple, partials: dict, wanted: set, done: dict, stops: set):
@@ -253,11 +258,21 @@ def _seed(y: Tensor, gy) -> Tensor:
     return gy
 
 
+def _arrive(partials: dict, uid: int, g: Tensor) -> None:
+    parts = partials.get(uid)
+    if parts is None:
+        partials[uid] = g
+    elif parts.__class__ is list:
+        parts.append(g)
+    else:
+        partials[uid] = [parts, g]
+
+
 def _summed(partials: dict, t: Tensor, wanted: set, done: dict) -> Tensor | None:
     parts = partials.pop(t.uid, None)
-    if not parts:
+    if parts is None:
         return done.get(t.uid)
-    total = A.add_n(parts)
+    total = A.add_n(parts if parts.__class__ is list else [parts])
     if t.uid in wanted:
         done[t.uid] = total
     return total
