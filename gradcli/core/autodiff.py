@@ -202,9 +202,10 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
         # The rule is asked only for the inputs a gradient reaches (registry.needed): the
         # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
         inputs = op.inputs
-        if len(inputs) == 1:
+        n = len(inputs)
+        if n == 1:
             mask = (True,)  # the op is relevant: its one input reaches
-        elif len(inputs) == 2:
+        elif n == 2:
             mask = (inputs[0].uid in reaching, inputs[1].uid in reaching)
         else:
             mask = tuple([t.uid in reaching for t in inputs])
@@ -216,8 +217,8 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
             if _accepts(rule, 1 + n_grads):
                 raise  # the rule's own body failed: its traceback says where
             raise _uncallable(name, op, n_grads) from None
-        if raw.__class__ is not tuple or len(raw) != len(inputs):
-            raw = ((raw,) if raw.__class__ is Tensor and len(inputs) == 1 else
+        if raw.__class__ is not tuple or len(raw) != n:
+            raw = ((raw,) if raw.__class__ is Tensor and n == 1 else
                    _one_per_input(raw, op, name))
         for i, t in enumerate(inputs):
             g = raw[i]
