@@ -135,8 +135,9 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
             op, children = stack[-1]
             for child in children:
                 cop = child.op
-                if cop.uid > floor and cop.inputs and cop.uid not in seen and child.uid not in stops:
-                    seen.add(cop.uid)
+                cuid = cop.uid
+                if cuid > floor and cuid not in seen and cop.inputs and child.uid not in stops:
+                    seen.add(cuid)
                     stack.append((cop, iter(cop.inputs)))
                     break
             else:
