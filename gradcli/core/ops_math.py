@@ -35,9 +35,13 @@ def zero(like: Tensor) -> Tensor:
     return constant(np.zeros((), dtype=like.dtype))
 
 
+_SEED_WRAPPERS = ("broadcast_to", "reshape")
+SEED_TYPES = frozenset(("constant", *_SEED_WRAPPERS))  # the op types is_ones can be true of
+
+
 def is_ones(t: Tensor) -> bool:
     """Whether t is a constant one, possibly broadcast (the seed of a sum's gradient)."""
-    while t.op.type in ("broadcast_to", "reshape"):
+    while t.op.type in _SEED_WRAPPERS:
         t = t.op.inputs[0]
     return t.op.type == "constant" and t.size == 1 and bool(np.all(t._value == 1))
 
