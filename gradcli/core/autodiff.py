@@ -227,14 +227,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                 if not (g.__class__ is Tensor and g.shape == t.shape
                         and (g.dtype is t.dtype or g.dtype == t.dtype)):
                     g = _fit(g, t, i, op, name, strict)
-                uid = t.uid  # _arrive, written out: once per edge
-                parts = partials.get(uid)
-                if parts is None:
-                    partials[uid] = g
-                elif parts.__class__ is list:
-                    parts.append(g)
-                else:
-                    partials[uid] = [parts, g]
+                _arrive(partials, t.uid, g)
 
 
 def _output_grads(outputs: tuple, partials: dict, wanted: set, done: dict, stops: set):
