@@ -88,15 +88,11 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
             pending.append(op)
     while pending:
         for child in pending.pop().inputs:
-            uid = child.uid
-            n = uses.get(uid)
-            if n is not None:  # counted before: its op is already needed
-                uses[uid] = n + 1
-                continue
             cop = child.op
             if not cop.inputs or (child._value is not None and child._version == version):
                 continue  # held: read where it is used
-            uses[uid] = 1
+            uid = child.uid
+            uses[uid] = uses.get(uid, 0) + 1
             if cop.uid not in needed:
                 needed[cop.uid] = cop
                 pending.append(cop)
