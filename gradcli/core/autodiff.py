@@ -70,10 +70,12 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
     every: list[Op] | None = [] if true else None
     relevant = _on_paths(ys, reaching, stops, xs, every)
 
-    partials: dict[int, list[Tensor]] = {}
+    # uid -> the gradient arrived so far, or the list of them once a second one arrives (most
+    # tensors get one: no list for them); summed in arrival order either way
+    partials: dict[int, Tensor | list[Tensor]] = {}
     for y, gy in zip(ys, grad_ys):
         if y.uid in reaching:
-            partials.setdefault(y.uid, []).append(_seed(y, gy))
+            _arrive(partials, y.uid, _seed(y, gy))
 
     done: dict[int, Tensor] = {}
     outer = ORIGIN.current
@@ -133,8 +135,9 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
             op, children = stack[-1]
             for child in children:
                 cop = child.op
-                if cop.uid > floor and cop.inputs and cop.uid not in seen and child.uid not in stops:
-                    seen.add(cop.uid)
+                cuid = cop.uid
+                if cuid > floor and cuid not in seen and cop.inputs and child.uid not in stops:
+                    seen.add(cuid)
                     stack.append((cop, iter(cop.inputs)))
                     break
             else:
@@ -158,10 +161,15 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
     arriving, a built-in rule returning tensors that fit) runs inline: no call per step."""
     asked = registry._asked  # a rule reads it through needed(op); a nested walk restores it
     rules: dict[str, tuple] = {}  # name -> (rule, strict), looked up once per walk
+    current = outer  # ORIGIN.current, set only when it changes (a thread-local's setattr)
     for op in reversed(relevant):
         # The gradient ops of an op carry its origin: a NaN born there names the forward op.
+        # A rule leaves ORIGIN.current as it found it (gc.origin and a nested walk restore it).
         origin = op.origin
-        ORIGIN.current = origin if origin is not None else outer
+        if origin is None:
+            origin = outer
+        if origin is not current:
+            ORIGIN.current = current = origin
         outputs = op.outputs
         if len(outputs) == 1:
             uid = outputs[0].uid
@@ -173,10 +181,10 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                 if g is None:
                     continue
             else:
-                g = parts[0] if len(parts) == 1 else A.add_n(parts)
+                g = A.add_n(parts) if parts.__class__ is list else parts
                 if uid in wanted:
                     done[uid] = g
-            out_grads = (g,)
+            out_grads = None  # the rule is called with g alone
         else:
             out_grads = _output_grads(outputs, partials, wanted, done, stops)
             if out_grads is None:
@@ -187,27 +195,31 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
             found = rules[name] = (lookup(name, true=true), _user_written(op, name, true))
             if found[0] is None:
                 raise _no_rule(name, op)
+            if name == "custom_gradient":  # strict depends on the op's type, not only the name
+                found = rules[name] = (found[0], None)
         rule, strict = found
-        if name == "custom_gradient":
-            strict = _user_written(op, name, true)  # depends on the op's type, not only the name
+        if strict is None:
+            strict = _user_written(op, name, true)
         # The rule is asked only for the inputs a gradient reaches (registry.needed): the
         # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
         inputs = op.inputs
-        if len(inputs) == 1:
+        n = len(inputs)
+        if n == 1:
             mask = (True,)  # the op is relevant: its one input reaches
-        elif len(inputs) == 2:
+        elif n == 2:
             mask = (inputs[0].uid in reaching, inputs[1].uid in reaching)
         else:
             mask = tuple([t.uid in reaching for t in inputs])
         asked.op, asked.mask = op, mask
         try:
-            raw = rule(op, *out_grads)
+            raw = rule(op, g) if out_grads is None else rule(op, *out_grads)
         except TypeError:
-            if _accepts(rule, 1 + len(out_grads)):
+            n_grads = 1 if out_grads is None else len(out_grads)
+            if _accepts(rule, 1 + n_grads):
                 raise  # the rule's own body failed: its traceback says where
-            raise _uncallable(name, op, len(out_grads)) from None
-        if raw.__class__ is not tuple or len(raw) != len(inputs):
-            raw = ((raw,) if raw.__class__ is Tensor and len(inputs) == 1 else
+            raise _uncallable(name, op, n_grads) from None
+        if raw.__class__ is not tuple or len(raw) != n:
+            raw = ((raw,) if raw.__class__ is Tensor and n == 1 else
                    _one_per_input(raw, op, name))
         for i, t in enumerate(inputs):
             g = raw[i]
@@ -215,11 +227,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                 if not (g.__class__ is Tensor and g.shape == t.shape
                         and (g.dtype is t.dtype or g.dtype == t.dtype)):
                     g = _fit(g, t, i, op, name, strict)
-                parts = partials.get(t.uid)
-                if parts is None:
-                    partials[t.uid] = [g]
-                else:
-                    parts.append(g)
+                _arrive(partials, t.uid, g)
 
 
 def _output_grads(outputs: tuple, partials: dict, wanted: set, done: dict, stops: set):
@@ -245,11 +253,21 @@ def _seed(y: Tensor, gy) -> Tensor:
     return gy
 
 
+def _arrive(partials: dict, uid: int, g: Tensor) -> None:
+    parts = partials.get(uid)
+    if parts is None:
+        partials[uid] = g
+    elif parts.__class__ is list:
+        parts.append(g)
+    else:
+        partials[uid] = [parts, g]
+
+
 def _summed(partials: dict, t: Tensor, wanted: set, done: dict) -> Tensor | None:
     parts = partials.pop(t.uid, None)
-    if not parts:
+    if parts is None:
         return done.get(t.uid)
-    total = A.add_n(parts)
+    total = A.add_n(parts if parts.__class__ is list else [parts])
     if t.uid in wanted:
         done[t.uid] = total
     return total

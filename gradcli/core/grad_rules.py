@@ -269,8 +269,10 @@ defgrad("where", lambda op, g: (None,) + _select(_x(op), g, *needed(op)[1:]))
 
 
 def _times(g, t):
-    # g * t, skipped when g is the broadcast seed of ones: a whole pass over t saved.
-    if M.is_ones(g) and g.dtype == t.dtype and np.broadcast_shapes(g.shape, t.shape) == t.shape:
+    # g * t, skipped when g is the broadcast seed of ones: a whole pass over t saved. (Only a
+    # constant, or one reshaped or broadcast, can be the seed: other gradients skip the call.)
+    if (g.op.type in M.SEED_TYPES and M.is_ones(g) and g.dtype == t.dtype
+            and np.broadcast_shapes(g.shape, t.shape) == t.shape):
         return t
     return M.mul(g, t)
 

@@ -248,7 +248,8 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
         return make_op(type_, kernel, inputs).outputs[0]
     shape = first.shape
     for t in inputs:
-        if t.shape != shape:
+        s = t.shape
+        if s and s != shape:  # a 0-d input (y * 0.999) leaves the shape as it is
             shape = _broadcast(inputs)
             if shape is None:
                 return make_op(type_, kernel, inputs).outputs[0]

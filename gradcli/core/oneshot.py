@@ -91,13 +91,15 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
             cop = child.op
             if not cop.inputs or (child._value is not None and child._version == version):
                 continue  # held: read where it is used
-            uses[child.uid] = uses.get(child.uid, 0) + 1
+            uid = child.uid
+            uses[uid] = uses.get(uid, 0) + 1
             if cop.uid not in needed:
                 needed[cop.uid] = cop
                 pending.append(cop)
     order = [needed[uid] for uid in sorted(needed)]
     del needed
     values: dict[int, object] = {}
+    pop = values.pop
     with np.errstate(all="ignore"):
         for op in order:
             args = []
@@ -106,9 +108,8 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
                 n = uses.get(uid)
                 if n is None:
                     args.append(u._value)
-                elif n == 1:
-                    args.append(values.pop(uid))
-                    del uses[uid]
+                elif n == 1:  # its count stays at 1: no op reads it again
+                    args.append(pop(uid))
                 else:
                     args.append(values[uid])
                     uses[uid] = n - 1

@@ -35,9 +35,13 @@ def zero(like: Tensor) -> Tensor:
     return constant(np.zeros((), dtype=like.dtype))
 
 
+_SEED_WRAPPERS = ("broadcast_to", "reshape")
+SEED_TYPES = frozenset(("constant", *_SEED_WRAPPERS))  # the op types is_ones can be true of
+
+
 def is_ones(t: Tensor) -> bool:
     """Whether t is a constant one, possibly broadcast (the seed of a sum's gradient)."""
-    while t.op.type in ("broadcast_to", "reshape"):
+    while t.op.type in _SEED_WRAPPERS:
         t = t.op.inputs[0]
     return t.op.type == "constant" and t.size == 1 and bool(np.all(t._value == 1))
 
@@ -136,6 +140,13 @@ def elementwise1(type_: str, kernel, x) -> Tensor:
 
 def elementwise2(type_: str, kernel, x, y) -> Tensor:
     """A two-input elementwise op (make_elementwise: its value is computed on demand)."""
+    if x.__class__ is Tensor:  # the build's common cases, without _pair's checks and calls
+        if y.__class__ is float:  # y * 0.999: the float's shared constant, if there is one yet
+            shared = _floats.get((y, x.dtype))
+            if shared is not None:
+                return make_elementwise(type_, kernel, (x, shared))
+        elif y.__class__ is Tensor and y.dtype is x.dtype:
+            return make_elementwise(type_, kernel, (x, y))
     return make_elementwise(type_, kernel, _pair(x, y))
 
 
