@@ -232,15 +232,6 @@ class NumpyTrainee:
         fresh = self._fresh
         if not plan or any(self.variables[n]._value is not fresh.get(n) for n, _, _ in plan):
             return False
-        for name, lo, hi in plan:  # checked before any is clipped
-            value = fresh[name]
-            if np.result_type(value, lo, hi) != value.dtype:
-                return False  # the kernel's dtype differs
-            try:
-                if np.broadcast_shapes(value.shape, np.shape(lo), np.shape(hi)) != value.shape:
-                    return False  # bounds that grow the value: the usual path's placed error
-            except ValueError:
-                return False
         for name, lo, hi in plan:
             value = fresh[name]
             np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max
@@ -314,16 +305,27 @@ def _direct(nodes: dict) -> list:
 
 def _clip_plan(direct: list, variables: dict) -> list:
     """[(name, lo, hi)] when every direct node is kernels.clip of its own trainable variable
-    with constant bounds (leaves that are not variables), else []."""
+    with constant bounds (leaves that are not variables) that keep the variable's dtype and
+    shape, else []. Decided once: a variable's dtype and shape never change (assign casts to
+    the one and refuses another), nor do constants."""
     plan = []
     for name, kernel, leaves in direct:
-        if kernel is not kernels.clip or len(leaves) != 3 or leaves[0] is not variables.get(name):
+        var = variables.get(name)
+        if kernel is not kernels.clip or len(leaves) != 3 or leaves[0] is not var:
             return []
         lo, hi = leaves[1], leaves[2]
         if any(isinstance(t, gc.Variable) or not isinstance(t._value, (np.ndarray, np.generic))
                for t in (lo, hi)):
             return []
-        plan.append((name, lo._value, hi._value))
+        lo, hi = lo._value, hi._value
+        if np.result_type(var.dtype, lo, hi) != var.dtype:
+            return []  # the kernel's dtype differs
+        try:
+            if np.broadcast_shapes(var.shape, np.shape(lo), np.shape(hi)) != var.shape:
+                return []  # bounds that grow the value: the usual path's placed error
+        except ValueError:
+            return []
+        plan.append((name, lo, hi))
     return plan
 
 
