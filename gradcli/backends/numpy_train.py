@@ -124,7 +124,10 @@ class NumpyTrainee:
             step = self.graph.fns["step"] = self._step()
         names, fn = step
         try:
-            values = fn()
+            # the schedule's results uncopied (gc.function copies any that a constant or a
+            # variable holds, every call): the loss is read as a float, the gradients are only
+            # read (concatenated or passed to the rule), and gradient_values copies its records
+            values = fn.schedule.run(())
         except (ValueError, IndexError) as exc:
             raise spec_error(self._loss_expr, f"on data fed during training: {exc}") from None
         loss = values[0]
@@ -170,7 +173,12 @@ class NumpyTrainee:
 
     def _flat(self, names: tuple, values: list, grads):
         """The flat buffers for updating these variables at once (None: one at a time)."""
-        if not FlatUpdate.fits(values, grads):
+        # decided on a graph's first step: its replay gives gradients of the same type, dtype
+        # and shape every step, and a variable's dtype and shape never change
+        fits = self.graph.fns.get("flat_fits")
+        if fits is None:
+            fits = self.graph.fns["flat_fits"] = FlatUpdate.fits(values, grads)
+        if not fits:
             return None
         flat = self._flats.get(names)
         if flat is None:  # a variable's shape never changes (assign refuses another)
