@@ -99,16 +99,24 @@ def make_data(workload: str, sizes: dict, seed: int = 0) -> dict:
 
 
 def digits_parts(seed: int) -> dict:
-    """scikit-learn's digits split (test 0.25) and standardized as spec-v2 defines it."""
+    """scikit-learn's digits as loaded (x, y: what a spec's data: holds once loaded) and its
+    training part (x_train, y_train) split and standardized as spec-v2 defines it."""
     from sklearn.datasets import load_digits  # the data extra; only W7 needs it
 
     x, y = load_digits(return_X_y=True)
+    x_train, y_train = training_part(x, y, seed)
+    return {"x": x, "y": y, "x_train": x_train, "y_train": y_train}
+
+
+def training_part(x: np.ndarray, y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """spec-v2's seeded split (test 0.25) of loaded rows, the training part standardized with
+    its own statistics: what gradcli's train() does on every run, so the peers' runs do it too."""
     perm = np.random.default_rng([seed, 1]).permutation(len(x))
     n_test = round(0.25 * len(x))
     train = perm[n_test:]
     x_train, y_train = x[train].astype(np.float64), y[train].astype(np.int64)
     mean, std = x_train.mean(axis=0), x_train.std(axis=0)
-    return {"x_train": (x_train - mean) / np.where(std == 0, 1.0, std), "y_train": y_train}
+    return (x_train - mean) / np.where(std == 0, 1.0, std), y_train
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:

@@ -134,13 +134,16 @@ def binaryconnect(X, labels, W1, b1, W2, b2, grads: bool = True):
 
 
 def w7(d, variant=None) -> Case:
-    """The training loop as a person writes it: spec-v2's batches, RMSProp as tf.train, clip."""
-    from bench.workloads import epoch_order
+    """The training loop as a person writes it: spec-v2's split and standardization of the
+    loaded data (gradcli's train() does them on every run), its batches, RMSProp as tf.train,
+    clip."""
+    from bench.workloads import epoch_order, training_part
 
-    X, y, batch, seed = d["x_train"], d["y_train"], d["batch"], d["seed"]
+    batch, seed = d["batch"], d["seed"]
     lr, rho, eps = (float(np.float32(v)) for v in (d["lr"], 0.9, 1e-10))  # tf.train's float32 constants
 
     def run():
+        X, y = training_part(d["x"], d["y"], seed)
         params = [d["W1"].copy(), d["b1"].copy(), d["W2"].copy(), d["b2"].copy()]
         ms = [np.ones_like(p) for p in params]  # RMSProp's mean square starts at ones
         for epoch in range(d["epochs"]):

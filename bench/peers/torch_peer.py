@@ -111,12 +111,10 @@ def w7(d, variant=None) -> Case:
     """The idiomatic eager loop: SignSTE (hard-tanh) weights, cross_entropy, backward(),
     RMSProp written as tf.train's kernel (torch.optim.RMSprop starts its mean square at zero and
     adds epsilon outside the root, so it trains to other numbers), then clamp_."""
-    from bench.workloads import epoch_order
+    from bench.workloads import epoch_order, training_part
 
-    X, y = torch.as_tensor(d["x_train"]), torch.as_tensor(d["y_train"])
     params = [torch.tensor(d[k], requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
     lr, rho, eps = (float(np.float32(v)) for v in (d["lr"], 0.9, 1e-10))
-    orders = [torch.as_tensor(epoch_order(len(y), d["seed"], e)) for e in range(d["epochs"])]
 
     def reset():
         with torch.no_grad():
@@ -124,8 +122,10 @@ def w7(d, variant=None) -> Case:
                 p.copy_(torch.as_tensor(d[k]))
 
     def run():
+        X, y = (torch.as_tensor(a) for a in training_part(d["x"], d["y"], d["seed"]))
         ms = [torch.ones_like(p) for p in params]
-        for order in orders:
+        for epoch in range(d["epochs"]):
+            order = torch.as_tensor(epoch_order(len(y), d["seed"], epoch))
             for rows in torch.split(order, d["batch"]):
                 for p in params:
                     p.grad = None

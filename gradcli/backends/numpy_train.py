@@ -124,7 +124,10 @@ class NumpyTrainee:
             step = self.graph.fns["step"] = self._step()
         names, fn = step
         try:
-            values = fn()
+            # the schedule's results uncopied (gc.function copies any that a constant or a
+            # variable holds, every call): the loss is read as a float, the gradients are only
+            # read (concatenated or passed to the rule), and gradient_values copies its records
+            values = fn.schedule.run(())
         except (ValueError, IndexError) as exc:
             raise spec_error(self._loss_expr, f"on data fed during training: {exc}") from None
         loss = values[0]
@@ -170,7 +173,12 @@ class NumpyTrainee:
 
     def _flat(self, names: tuple, values: list, grads):
         """The flat buffers for updating these variables at once (None: one at a time)."""
-        if not FlatUpdate.fits(values, grads):
+        # decided on a graph's first step: its replay gives gradients of the same type, dtype
+        # and shape every step, and a variable's dtype and shape never change
+        fits = self.graph.fns.get("flat_fits")
+        if fits is None:
+            fits = self.graph.fns["flat_fits"] = FlatUpdate.fits(values, grads)
+        if not fits:
             return None
         flat = self._flats.get(names)
         if flat is None:  # a variable's shape never changes (assign refuses another)
@@ -232,15 +240,6 @@ class NumpyTrainee:
         fresh = self._fresh
         if not plan or any(self.variables[n]._value is not fresh.get(n) for n, _, _ in plan):
             return False
-        for name, lo, hi in plan:  # checked before any is clipped
-            value = fresh[name]
-            if np.result_type(value, lo, hi) != value.dtype:
-                return False  # the kernel's dtype differs
-            try:
-                if np.broadcast_shapes(value.shape, np.shape(lo), np.shape(hi)) != value.shape:
-                    return False  # bounds that grow the value: the usual path's placed error
-            except ValueError:
-                return False
         for name, lo, hi in plan:
             value = fresh[name]
             np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max
@@ -314,16 +313,27 @@ def _direct(nodes: dict) -> list:
 
 def _clip_plan(direct: list, variables: dict) -> list:
     """[(name, lo, hi)] when every direct node is kernels.clip of its own trainable variable
-    with constant bounds (leaves that are not variables), else []."""
+    with constant bounds (leaves that are not variables) that keep the variable's dtype and
+    shape, else []. Decided once: a variable's dtype and shape never change (assign casts to
+    the one and refuses another), nor do constants."""
     plan = []
     for name, kernel, leaves in direct:
-        if kernel is not kernels.clip or len(leaves) != 3 or leaves[0] is not variables.get(name):
+        var = variables.get(name)
+        if kernel is not kernels.clip or len(leaves) != 3 or leaves[0] is not var:
             return []
         lo, hi = leaves[1], leaves[2]
         if any(isinstance(t, gc.Variable) or not isinstance(t._value, (np.ndarray, np.generic))
                for t in (lo, hi)):
             return []
-        plan.append((name, lo._value, hi._value))
+        lo, hi = lo._value, hi._value
+        if np.result_type(var.dtype, lo, hi) != var.dtype:
+            return []  # the kernel's dtype differs
+        try:
+            if np.broadcast_shapes(var.shape, np.shape(lo), np.shape(hi)) != var.shape:
+                return []  # bounds that grow the value: the usual path's placed error
+        except ValueError:
+            return []
+        plan.append((name, lo, hi))
     return plan
 
 

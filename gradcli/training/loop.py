@@ -78,22 +78,26 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
         last_eval = _evaluate(trainee, feed, record, 0, checks)
     epoch, step = -1, 0
     batches = feed.batches()
+    # read once, not every step (a step of a small model costs a few hundred µs)
+    lr, schedule, on_nonfinite = spec.hyper["lr"], spec.schedule, spec.on_nonfinite
+    feed_batch, step_values, apply = trainee.feed, trainee.loss_and_gradients, trainee.apply
+    losses = record.loss
     for step in progress(range(feed.total), description="training"):
         epoch, batch, epoch_end = next(batches)
-        trainee.feed(batch)
-        loss, grads = trainee.loss_and_gradients()
-        record.loss.append(loss)
+        feed_batch(batch)
+        loss, grads = step_values()
+        losses.append(loss)
         if keep:  # the stopping step's gradients too: they say what the update would have been
             record.gradients.append(trainee.gradient_values(grads))
-        if not math.isfinite(loss) and spec.on_nonfinite != "continue":
+        if not math.isfinite(loss) and on_nonfinite != "continue":
             found = trainee.nonfinite(step, loss, None)
-            if spec.on_nonfinite == "error":
+            if on_nonfinite == "error":
                 raise NonfiniteLoss(_stop_text(experiment, step, loss, found))
             record.nonfinite = record.nonfinite or found
             record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
             break
         before = trainee.snapshot() if record.nonfinite is None else None
-        trainee.apply(grads, learning_rate(spec.hyper["lr"], spec.schedule, step))
+        apply(grads, learning_rate(lr, schedule, step))
         if record.nonfinite is None:
             record.nonfinite = trainee.nonfinite(step, loss, before)
         if spec.constraints:

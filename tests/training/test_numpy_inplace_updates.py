@@ -189,3 +189,41 @@ def test_one_hot_of_integer_labels_is_rows_of_the_identity(dtype):
         assert got.dtype == np.float32 and got.shape == want.shape and np.array_equal(got, want)
     with pytest.raises(IndexError, match="index 10 is out of bounds"):
         one_hot(np.array([1, 10], dtype), 10)
+
+
+def test_gradients_that_are_a_constants_or_a_variables_own_array_stay_untouched():
+    # d/dw sum(w * c) is c's own array and d/dv sum(v * u) is u's: the step reads the replay's
+    # results uncopied, so the update and the in-place clip must leave c and u alone
+    spec = """
+inputs:
+  w: [0.5, -0.25]
+  v: [1.0, 2.0, 3.0]
+  u: {value: [0.75, -1.5, 2.0], trainable: false}
+outputs:
+  loss: sum(w * [3.0, -2.0]) + sum(v * u)
+train:
+  optimizer: {name: rmsprop, lr: 0.1}
+  steps: 4
+  constraints:
+    w: clip(w, -0.6, 0.6)
+    v: clip(v, 0.0, 2.5)
+"""
+    train = run(spec).train
+    lr, decay, eps = f32(0.1), 1.0 - f32(0.9), f32(1e-10)
+    w, v = np.array([0.5, -0.25]), np.array([1.0, 2.0, 3.0])
+    gw, gv = np.array([3.0, -2.0]), np.array([0.75, -1.5, 2.0])
+    ms_w, ms_v = np.ones(2), np.ones(3)
+    for _ in range(4):  # tf.train's RMSProp (momentum 0: mom * 0 + step), then the clips
+        ms_w, ms_v = ms_w + (gw * gw - ms_w) * decay, ms_v + (gv * gv - ms_v) * decay
+        w = np.clip(w - (0.0 + gw * lr / np.sqrt(ms_w + eps)), -0.6, 0.6)
+        v = np.clip(v - (0.0 + gv * lr / np.sqrt(ms_v + eps)), 0.0, 2.5)
+    assert train.final["w"].tobytes() == w.tobytes() and train.final["v"].tobytes() == v.tobytes()
+    program = backends.build(load_spec_text(spec, path="spec.yaml"), "numpy")
+    trainee = program.trainee()
+    for _ in range(4):
+        trainee.feed(None)
+        _, grads = trainee.loss_and_gradients()
+        trainee.apply(grads, 0.1)
+        trainee.assign(trainee.evaluate("constraints"))
+    np.testing.assert_array_equal(program.leaves["u"].numpy(), [0.75, -1.5, 2.0])
+    np.testing.assert_array_equal(trainee.loss_and_gradients()[1][1][0], [3.0, -2.0])
