@@ -219,17 +219,22 @@ def test_a_sweep_report_holds_the_grouped_table_gradient_statistics_and_plots(tm
     assert "<details><summary>the spec</summary><pre>name: &quot;ste-lr&quot;" in page
 
 
-def test_a_column_that_is_the_same_in_every_run_is_said_not_drawn(tmp_path):
+def sweep_with_sign_agreement(root, value_of) -> None:
+    """A FEW-column sweep whose y/x.sign_agreement in row k is value_of(k) (text)."""
     import csv
-    write_sweep(tmp_path / "sw", columns=FEW)
-    with open(tmp_path / "sw" / "results.csv", newline="") as f:
+    write_sweep(root, columns=FEW)
+    with open(root / "results.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    for row in table:
-        row["y/x.sign_agreement"] = "" if row["error"] else "1.0"
-    with open(tmp_path / "sw" / "results.csv", "w", newline="") as f:
+    for k, row in enumerate(table):
+        row["y/x.sign_agreement"] = "" if row["error"] else value_of(k)
+    with open(root / "results.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(table[0]))
         writer.writeheader()
         writer.writerows(table)
+
+
+def test_a_column_that_is_the_same_in_every_run_is_said_not_drawn(tmp_path):
+    sweep_with_sign_agreement(tmp_path / "sw", lambda k: "1.0")
     code, err, page = write_report(tmp_path, tmp_path / "sw")
     assert code == 0, err
     assert len(images(page)) == 4  # final_loss and final.accuracy.test against lr and sign
@@ -299,17 +304,8 @@ def test_the_training_figure_has_every_metric_on_both_parts(tmp_path):
 
 
 def test_a_column_varying_only_by_rounding_is_said_not_drawn(tmp_path):
-    import csv
-    write_sweep(tmp_path / "sw", columns=FEW)
-    with open(tmp_path / "sw" / "results.csv", newline="") as f:
-        table = list(csv.DictReader(f))
     below = float(np.nextafter(1.0, 0.0))  # 0.9999999999999999: one ulp under 1
-    for k, row in enumerate(table):
-        row["y/x.sign_agreement"] = "" if row["error"] else repr(1.0 if k % 2 else below)
-    with open(tmp_path / "sw" / "results.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
+    sweep_with_sign_agreement(tmp_path / "sw", lambda k: repr(1.0 if k % 2 else below))
     code, err, page = write_report(tmp_path, tmp_path / "sw")
     assert code == 0, err
     assert len(images(page)) == 4  # as when the column is exactly 1 everywhere
