@@ -6,10 +6,9 @@ and TensorFlow-style gradient control, with no framework installed.
 The core (and numpy with it) is imported on first use of one of its names, not here:
 the command line imports this package too, and `gradcli --help` needs none of it.
 """
-from __future__ import annotations
-
-import importlib.util
-import sys
+# underscored (and no __future__ import): `dir(gradcli)` is the library's names, not ours
+import importlib.util as _importlib_util
+import sys as _sys
 
 __version__ = "0.1.0"
 
@@ -28,7 +27,7 @@ def _submodule(name: str):
     # __import__, not `from . import` (which would ask __getattr__ again) nor
     # importlib.import_module (which `python -X importtime` does not report)
     __import__(f"{__name__}.{name}")
-    return sys.modules[f"{__name__}.{name}"]
+    return _sys.modules[f"{__name__}.{name}"]
 
 
 def __getattr__(name: str):
@@ -36,7 +35,7 @@ def __getattr__(name: str):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     # A submodule (`from . import runner`, gradcli.ops): imported as Python would, without the core.
     # No submodule shares a name with the core's public names (tests/cli/test_cli_imports.py).
-    if name != "__all__" and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+    if name != "__all__" and _importlib_util.find_spec(f"{__name__}.{name}") is not None:
         return _submodule(name)
     core = _core()
     if name == "__all__":

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from .record import Factory, record
-from .runner import max_gap
+from .runner import elementwise_gap, max_gap
 
 
 class _Excusable:
@@ -19,8 +19,14 @@ class _Excusable:
 
     @property
     def excused(self) -> bool:
-        """Outside the tolerance, but the notes explain the gap, so the verdict still holds."""
-        return self.within is False and bool(self.notes)
+        """Outside the tolerance, but the notes explain the gap, so the verdict still holds.
+
+        The edges a note is about (sqrt at 0, reciprocal at 0, pow of a negative base...) give
+        NaN or an infinity in one framework where the other gives a number; so only a gap
+        whose every out-of-tolerance element has a non-finite value on one side is one a note
+        can explain. A finite gap elsewhere is a real disagreement, note or not.
+        """
+        return self.within is False and self.explained
 
 
 @record(frozen=False)
@@ -36,6 +42,8 @@ class ComparisonRow(_Excusable):
     notes: list = Factory(list)  # conventions that explain a difference
     present: list = Factory(list)  # one per run: False where that run has no such pair at all
                                    # ("absent"; None in overridden is then no unconnected gradient)
+    explained: bool = False  # a note that may excuse a gap is on the row, and every element
+                             # outside the tolerance is NaN or infinite on one side
 
 
 @record(frozen=False)
@@ -48,10 +56,14 @@ class TrainingComparisonRow(_Excusable):
     max_diff: float | None
     within: bool | None
     notes: list = Factory(list)
+    explained: bool = False
 
 
 NOT_TRAINED = "not trained"  # a training value of a run that has no train block
-FLOAT32_ROUNDING = 2e-5  # relative gap two float32 kernels may differ by
+FLOAT32_ROUNDING = 2e-5  # relative gap two float32 kernels may differ by, per element
+# Notes that say what gradcli reports instead of the framework's own answer: the reported
+# numbers do not carry the difference they describe, so they excuse no gap.
+_NOT_A_GAP = ("unconnected",)
 
 
 @record(frozen=False)
@@ -64,14 +76,16 @@ class Comparison:
     train_rows: list[TrainingComparisonRow]
     ok: bool
     warnings: list = Factory(list)
+    float32_rtol: float | None = None  # the per-element float32 allowance used, if any
 
 
 def comparison(results: list, labels: list[str], tolerance: float | None) -> Comparison:
     """compare and compare_training together; ok only when both agree."""
     rows, gradients_ok = compare(results, tolerance, labels)
     train_rows, training_ok = compare_training(results, tolerance, rows)
+    float32 = any(r.experiment.dtype == "float32" for r in results)
     return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok,
-                      _unshared(labels, rows))
+                      _unshared(labels, rows), FLOAT32_ROUNDING if float32 else None)
 
 
 def _unshared(labels: list[str], rows: list[ComparisonRow]) -> list[str]:
@@ -88,8 +102,10 @@ def compare(results: list, tolerance: float | None = None,
             labels: list[str] | None = None) -> tuple[list[ComparisonRow], bool]:
     """Line the runs' overridden gradients up; the bool says all agree within tolerance.
 
-    A difference that a backend's documented convention explains is noted, not
-    failed; in float32, gaps within float32 rounding count as agreement.
+    A difference that a backend's documented convention explains (a NaN or an
+    infinity where the other run has a number, at an edge the note is about) is
+    noted, not failed; in float32 each element may also differ by FLOAT32_ROUNDING
+    relative to its own magnitude.
     """
     labels = labels or [r.experiment.name for r in results]
     keys: dict[tuple[str, str], None] = {}
@@ -101,14 +117,16 @@ def compare(results: list, tolerance: float | None = None,
     rows, ok = [], True
     for out, name in keys:
         grads = [_get(r, out, name, "overridden") for r in results]
-        notes = [f"{label}: {c.text}" for label, r in zip(labels, results)
-                 for c in r.conventions if (c.output, c.input) == (out, name)]
+        pair = [(label, c) for label, r in zip(labels, results)
+                for c in r.conventions if (c.output, c.input) == (out, name)]
+        notes = [f"{label}: {c.text}" for label, c in pair]
         present = [name in r.gradients.get(out, {}) for r in results]
-        max_diff, within = _agreement(grads, tolerance, float32)
+        max_diff, within, nonfinite = _agreement(grads, tolerance, float32)
         if not all(present):  # a pair a spec lacks is no unconnected gradient: nothing to compare
-            max_diff, within = None, None if tolerance is None else False
+            max_diff, within, nonfinite = None, None if tolerance is None else False, False
         row = ComparisonRow(out, name, grads, _get(results[0], out, name, "true"), max_diff, within,
-                            notes, present)
+                            notes, present,
+                            nonfinite and any(c.topic not in _NOT_A_GAP for _, c in pair))
         ok = ok and (within is not False or row.excused)
         rows.append(row)
     return rows, ok
@@ -120,7 +138,8 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
     and test parts) under the same tolerance.
 
     Training consumes the loss's gradients, so a gradient difference that a
-    convention excuses (rows of the training loss) excuses training too. A run
+    convention excuses (rows of the training loss) excuses a training gap of the
+    same kind (NaN or infinity on one side), never a finite one. A run
     that does not train shows NOT_TRAINED and is left out of the verdict: the
     runs that trained are compared with each other (the first of them is the
     reference).
@@ -130,7 +149,7 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
         return [], True
     float32 = any(r.experiment.dtype == "float32" for r in results if r.train is not None)
     losses = {r.experiment.train.loss for r in results if r.train is not None}
-    excuses = list(dict.fromkeys(note for row in rows if row.output in losses and not row.within
+    excuses = list(dict.fromkeys(note for row in rows if row.output in losses and row.excused
                                  for note in row.notes))
     names = dict.fromkeys(n for t in trained for n in t.final)
     metrics = dict.fromkeys((m, part) for t in trained for m, parts in t.final_metrics.items()
@@ -142,18 +161,22 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
     out, ok = [], True
     for quantity, pick in quantities:
         values = [pick(t) for t in trained]
-        max_diff, within = (None, None) if len(values) < 2 else _agreement(values, tolerance, float32)
-        if within is not None:
-            ok = ok and (within or bool(excuses))
+        max_diff, within, nonfinite = ((None, None, False) if len(values) < 2
+                                       else _agreement(values, tolerance, float32))
         placed = iter(values)  # back in every run's column
-        out.append(TrainingComparisonRow(
+        row = TrainingComparisonRow(
             quantity, [NOT_TRAINED if r.train is None else next(placed) for r in results],
-            max_diff, within, excuses if within is False else []))
+            max_diff, within, excuses if within is False else [], nonfinite and bool(excuses))
+        ok = ok and (within is not False or row.excused)
+        out.append(row)
     return out, ok
 
 
-def _agreement(values: list, tolerance: float | None, float32: bool) -> tuple[float | None, bool | None]:
-    """The largest gap from the first run (NaN beats any number) and whether it is allowed."""
+def _agreement(values: list, tolerance: float | None, float32: bool
+               ) -> tuple[float | None, bool | None, bool]:
+    """The largest gap from the first run (NaN beats any number), whether every element is
+    within the tolerance (in float32, plus FLOAT32_ROUNDING times that element's own size),
+    and whether every element outside it has a NaN or an infinity on one side."""
     first = values[0]
     diffs = [_max_diff(first, v) for v in values[1:]]
     if any(d is None for d in diffs):
@@ -163,15 +186,26 @@ def _agreement(values: list, tolerance: float | None, float32: bool) -> tuple[fl
     else:
         max_diff = max(diffs, default=0.0)
     if tolerance is None:
-        return max_diff, None
-    allowed = tolerance
-    if float32 and first is not None:
-        magnitudes = np.abs(np.asarray(first, dtype=np.float64))
-        scale = float(np.max(magnitudes[np.isfinite(magnitudes)], initial=1.0))  # inf would admit all
-        allowed = max(tolerance, FLOAT32_ROUNDING * scale)
-    same_connection = all((v is None) == (first is None) for v in values)
-    within = same_connection and (max_diff is None or max_diff <= allowed)  # False for NaN
-    return max_diff, within
+        return max_diff, None, False
+    if not all((v is None) == (first is None) for v in values):
+        return max_diff, False, False
+    if first is None:
+        return max_diff, True, False
+    within, nonfinite = True, True
+    for v in values[1:]:
+        a, b = np.asarray(first, dtype=np.float64), np.asarray(v, dtype=np.float64)
+        if a.shape != b.shape:
+            return max_diff, False, False
+        gap = elementwise_gap(a, b)
+        allowed = tolerance
+        if float32:
+            with np.errstate(all="ignore"):
+                allowed = tolerance + FLOAT32_ROUNDING * np.where(np.isfinite(a), np.abs(a), 0.0)
+        outside = ~(gap <= allowed)  # NaN gaps are outside
+        if outside.any():
+            within = False
+            nonfinite = nonfinite and bool(np.all(~np.isfinite(a[outside]) | ~np.isfinite(b[outside])))
+    return max_diff, within, nonfinite and not within
 
 
 def _get(result, out: str, name: str, kind: str):

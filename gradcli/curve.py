@@ -111,6 +111,12 @@ def sweepable(experiment, name: str) -> str | None:
         return f"the spec has no input {name!r} (inputs: {', '.join(experiment.inputs) or 'none'})"
     if np.asarray(spec.value).dtype.kind != "f":
         return f"input {name!r} is not a float tensor; only a float input can be swept"
+    data = getattr(experiment, "data", None)
+    if data is not None and name in (data.features, data.labels):
+        part = "features" if name == data.features else "labels"
+        return (f"input {name!r} is the data's {part} ({data.source}), fed batch by batch and never "
+                "trained, so the spec computes no gradient for it; plot one of the inputs in wrt "
+                f"({', '.join(experiment.wrt)})")
     if name not in experiment.wrt:
         return f"input {name!r} is not in wrt, so the spec computes no gradient for it"
     if np.size(spec.value) == 0:

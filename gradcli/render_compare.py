@@ -84,13 +84,21 @@ def comparison_renderables(comparisons: list, tolerance: float | None) -> list:
             exp = c.results[0].experiment
             parts.append(Text.assemble(("spec ", "bold"), spec_text(exp.name, "bold"),
                                        spec_text(f" ({exp.path}) across backends", "dim")))
-        parts += [comparison_table(c.labels, c.rows, tolerance),
-                  training_comparison_table(c.labels, c.train_rows, tolerance),
+        parts += [comparison_table(c.labels, c.rows, tolerance, c.float32_rtol),
+                  training_comparison_table(c.labels, c.train_rows, tolerance, c.float32_rtol),
                   convention_notes(c.labels, c.results, c.rows), *curve_tables(c.labels, c.results)]
     return [p for p in parts if p is not None]
 
 
-def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
+def allowance(tolerance: float, float32_rtol: float | None) -> str:
+    """The verdict column's heading: what each element's |diff| was held to."""
+    if float32_rtol is None:
+        return f"≤ {tolerance:g}"
+    return f"≤ {tolerance:g} + {float32_rtol:g}·|first|"  # per element, docs/spec.md
+
+
+def comparison_table(labels: list[str], rows, tolerance: float | None,
+                     float32_rtol: float | None = None) -> Table:
     """Overridden gradients side by side (one column per run), the true gradient once."""
     table = _table("overridden gradients side by side")
     table.add_column("output/input")
@@ -100,7 +108,7 @@ def comparison_table(labels: list[str], rows, tolerance: float | None) -> Table:
     table.add_column("true", justify="right")
     table.add_column("max |diff|", justify="right")
     if tolerance is not None:
-        table.add_column(f"≤ {tolerance:g}")
+        table.add_column(allowance(tolerance, float32_rtol))
     for row in rows:
         columns = [*row.overridden, row.true]
         arrays = [None if c is None else np.ravel(np.asarray(c, dtype=np.float64)) for c in columns]
@@ -253,7 +261,8 @@ def final_table(trained: list) -> Table:
     return table
 
 
-def training_comparison_table(labels: list[str], rows, tolerance: float | None) -> Table | None:
+def training_comparison_table(labels: list[str], rows, tolerance: float | None,
+                              float32_rtol: float | None = None) -> Table | None:
     """What training produced per run (loss per step, final loss, final parameters), and
     whether the runs agree."""
     if not rows:
@@ -264,7 +273,7 @@ def training_comparison_table(labels: list[str], rows, tolerance: float | None) 
         table.add_column(spec_text(label), justify="right")
     table.add_column("max |diff|", justify="right")
     if tolerance is not None:
-        table.add_column(f"≤ {tolerance:g}")
+        table.add_column(allowance(tolerance, float32_rtol))
     for row in rows:
         cells = [Text(v, style="dim") if isinstance(v, str)  # NOT_TRAINED
                  else Text(ABSENT, style="dim") if v is None else _brief(np.asarray(v, dtype=np.float64))

@@ -94,7 +94,9 @@ def page(entries: list, *, version: str) -> str:
 
 
 def _failure(label, message: str) -> str:
-    return f'<section><h2>{escape(str(label))}</h2><p class="error">error: {escape(message)}</p></section>'
+    # <pre>: a spec error's caret line points at a column of the line above it
+    return (f'<section><h2>{escape(str(label))}</h2><pre class="error">error: {escape(message)}'
+            "</pre></section>")
 
 
 def _section(result, curves: list) -> str:

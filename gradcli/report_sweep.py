@@ -44,13 +44,26 @@ def plots(sweep: sweep_dir.SweepDir) -> list:
     """(x key, column, hue key) of each figure: every numeric column that is not the same
     in every run, against every swept key but seed, hued by the first other one."""
     keys = sweep_dir.group_keys(sweep)
-    varying = [c for c in sweep.columns if len(finite_values(sweep, c)) > 1]
+    varying = [c for c in sweep.columns if not _one_value(finite_values(sweep, c))]
     return [(x, c, next((k for k in keys if k != x), None)) for x in keys for c in varying]
 
 
+ROUNDING = 1e-12  # relative spread of float64 results that is rounding, not variation
+
+
+def _one_value(values: set) -> bool:
+    """One value, or several that differ only by float64 rounding (1.0 and
+    0.9999999999999999: a figure of them would draw a flat line on a made-up axis)."""
+    if not values:
+        return False
+    lo, hi = min(values), max(values)
+    return hi - lo <= ROUNDING * max(abs(lo), abs(hi))
+
+
 def constants(sweep: sweep_dir.SweepDir) -> dict:
-    """{column: value} of the columns with one finite value in every run (not drawn)."""
-    return {c: next(iter(v)) for c in sweep.columns if len(v := finite_values(sweep, c)) == 1}
+    """{column: (lowest, highest)} of the columns with one finite value in every run, up to
+    rounding (not drawn)."""
+    return {c: (min(v), max(v)) for c in sweep.columns if _one_value(v := finite_values(sweep, c))}
 
 
 def section(e: SweepEntry) -> str:
@@ -79,7 +92,9 @@ def section(e: SweepEntry) -> str:
     if same:
         from .render import number_text
         parts.append('<p class="meta">not drawn, the same in every run: ' + ", ".join(
-            f"<code>{escape(c)}</code> = {escape(number_text(v).plain)}" for c, v in same.items())
+            f"<code>{escape(c)}</code> = {escape(number_text(lo).plain)}" if lo == hi else
+            f"<code>{escape(c)}</code> = {escape(number_text(hi).plain)} (differing by rounding "
+            f"only: {float(lo)!r} … {float(hi)!r})" for c, (lo, hi) in same.items())
             + "</p>")
     if len(wanted) > MAX_FIGURES:
         parts.append(f'<p class="warn">{len(wanted) - MAX_FIGURES} more figures not drawn; '

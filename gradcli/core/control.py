@@ -15,8 +15,12 @@ from typing import Callable
 from ..errors import GradientError
 from ..ops import BUILTINS
 from . import ops_math as M
-from .graph import Tensor, make_op
+from .graph import Tensor, Variable, make_op, walk_ops
 from .registry import defgrad
+
+
+class CapturedVariablesError(GradientError, TypeError):
+    """A TypeError, as tf.custom_gradient's for the same code, and a gradcli error."""
 
 
 def _identity(*values):
@@ -55,6 +59,10 @@ def custom_gradient(fn: Callable) -> Callable:
 
     The forward ops are built as usual; a custom_gradient op passes their result
     on and, going backward, calls grad_fn instead of differentiating them.
+    As tf.custom_gradient: when the forward reads trainable variables that are
+    not among its inputs, grad_fn must take a `variables` keyword and return
+    (input gradients, one gradient per variable); without it the call is refused
+    (their gradients would silently be None).
     """
 
     @functools.wraps(fn)
@@ -70,20 +78,52 @@ def custom_gradient(fn: Callable) -> Callable:
         if not all(isinstance(y, Tensor) for y in ys):
             raise GradientError(f"custom_gradient function {_name(fn)!r} must return tensors "
                                 "as its output; build it from gc ops")
+        captured = _captured_variables(ys, xs)
+        if captured and not _takes_variables(grad_fn):
+            raise CapturedVariablesError(f"custom_gradient function {_name(fn)!r} reads the variable(s) "
+                                f"{', '.join(repr(v.name) for v in captured)}, which are not "
+                                "among its inputs: its grad_fn must accept the keyword argument "
+                                "'variables' and return (input gradients, variable gradients), "
+                                "as tf.custom_gradient requires")
+        n = len(xs) + len(captured)
         attrs = {"grad_fn": grad_fn, "fn": _name(fn), "n_inputs": len(xs),
-                 "arg_names": _arg_names(fn, len(xs)),
-                 "value_from": len(xs)}  # the output's value is the ys'; the xs only route dy
-        n = len(xs)
-        op = make_op("custom_gradient", lambda *vs: _identity(*vs[n:]), (*xs, *ys), attrs,
-                     n_outputs=len(ys))
+                 "arg_names": _arg_names(fn, len(xs)), "variables": captured,
+                 "value_from": n}  # the output's value is the ys'; xs and variables route dy
+        op = make_op("custom_gradient", lambda *vs: _identity(*vs[n:]), (*xs, *captured, *ys),
+                     attrs, n_outputs=len(ys))
         return op.outputs[0] if single else op.outputs
 
     return wrapper
 
 
+def _captured_variables(ys: tuple, xs: tuple) -> list:
+    """The trainable variables the forward read other than through its inputs (what
+    tf.custom_gradient's VariableWatcher finds), in the order they were made."""
+    found = {t.uid: t for op in walk_ops(ys, stop_ids={x.uid for x in xs}) if not op.inputs
+             for t in op.outputs if isinstance(t, Variable) and t.trainable}
+    return [found[uid] for uid in sorted(found)]
+
+
+def _takes_variables(grad_fn) -> bool:
+    try:
+        params = inspect.signature(grad_fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "variables" and p.kind != p.POSITIONAL_ONLY or p.kind == p.VAR_KEYWORD
+               for p in params)
+
+
 def _custom_rule(op, *dys):
-    n = op.attrs["n_inputs"]
-    grads = op.attrs["grad_fn"](*dys)
+    n, variables = op.attrs["n_inputs"], op.attrs.get("variables", [])
+    if variables:
+        grads, var_grads = op.attrs["grad_fn"](*dys, variables=list(variables))
+        var_grads = tuple(var_grads)
+        if len(var_grads) != len(variables):
+            raise GradientError(f"the gradient function of custom_gradient {op.attrs['fn']!r} "
+                                f"returned {len(var_grads)} variable gradient(s) for "
+                                f"{len(variables)} variable(s): return one per variable")
+    else:
+        grads, var_grads = op.attrs["grad_fn"](*dys), ()
     if n == 1 and not isinstance(grads, (tuple, list)):
         grads = (grads,)
     grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
@@ -92,11 +132,11 @@ def _custom_rule(op, *dys):
         raise GradientError(f"the gradient function of custom_gradient {op.attrs['fn']!r} returned "
                             f"{len(grads)} gradient(s); the function has {n} input(s) ({names}): "
                             "return one gradient per input, None where an input gets none")
-    return grads + (None,) * (len(op.inputs) - n)
+    return grads + var_grads + (None,) * (len(op.inputs) - n - len(var_grads))
 
 
 def _custom_true(op, *dys):
-    n = op.attrs["n_inputs"]
+    n = op.attrs["n_inputs"] + len(op.attrs.get("variables", []))
     return (None,) * n + dys
 
 

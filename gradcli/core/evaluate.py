@@ -371,16 +371,22 @@ def _fetch_list(fetches) -> list[Tensor]:
 class CompiledFunction:
     """A compiled replay as a callable: f(*feed_values) -> list of fetched values."""
 
-    __slots__ = ("feeds", "schedule", "kept")
+    __slots__ = ("feeds", "schedule", "kept", "fed_as")
 
     def __init__(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor]) -> None:
         self.feeds = list(feeds)
+        self.fed_as = [(t.shape, np.dtype(t.dtype)) for t in self.feeds]
         self.schedule = compile_schedule(_fetch_list(fetches), self.feeds)
         # the arrays every call shares (constants, folded values): a result that is one of
         # them, or a view of one, is copied, so a caller changing it changes nothing else
         self.kept = {id(_owner(v)) for v in self.schedule.template if isinstance(v, np.ndarray)}
 
     def __call__(self, *values) -> list:
+        # checked as evaluate's feed is (the replay keeps the shapes it was built for); an
+        # array already of the fed shape and dtype, a training loop's case, passes as it is
+        for k, (v, (shape, dtype)) in enumerate(zip(values, self.fed_as)):
+            if not (type(v) is np.ndarray and v.dtype == dtype and v.shape == shape):
+                values = (*values[:k], feed_value(self.feeds[k], v), *values[k + 1:])
         results = self.schedule.run(values)
         kept = self.kept.union(id(_owner(var._value)) for var, _ in self.schedule.variables)
         for k, v in enumerate(results):

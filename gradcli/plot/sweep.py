@@ -34,6 +34,7 @@ class SweepLine:
     mean: np.ndarray     # per x position (NaN where the group has no finite value)
     std: np.ndarray      # ddof 1; NaN where the group has fewer than two runs
     n: np.ndarray        # runs per x position (finite values only)
+    runs: np.ndarray | None = None  # runs per x position, those without a finite value too
 
 
 @dataclass
@@ -102,14 +103,15 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
     hues = sweep.values(hue) if hue is not None else [None]
     lines, nonfinite = [], 0
     for h in hues:
-        means, stds, ns = [], [], []
+        means, stds, ns, runs = [], [], [], []
         for v in x_values:
             ys = [number(r.get(y)) for r in rows if r.get(x) == v and (h is None or r.get(hue) == h)]
             st = column_stats(ys)  # non-finite values left out and counted, as in the report
             nonfinite += len(ys) - st["n"]  # NaN, inf, and runs without the column
             means.append(_nan(st["mean"])), stds.append(_nan(st["std"])), ns.append(st["n"])
+            runs.append(len(ys))
         label = "mean" if h is None else h
-        lines.append(SweepLine(label, np.array(means), np.array(stds), np.array(ns)))
+        lines.append(SweepLine(label, np.array(means), np.array(stds), np.array(ns), np.array(runs)))
     if not any(line.n.sum() for line in lines):
         raise fail(f"nothing to draw: no run of {printable(sweep.path)} has a finite {printable(y)} "
                    f"({len(sweep.rows)} run{'s' * (len(sweep.rows) != 1)}, "
@@ -120,6 +122,7 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
     positions = (np.arange(len(x_values), dtype=np.float64) if categorical else positions[drawn])
     for line in lines:
         line.mean, line.std, line.n = line.mean[drawn], line.std[drawn], line.n[drawn]
+        line.runs = line.runs[drawn]
     # what a point averages over: the other swept keys that take more than one value
     pooled = [k for k in sweep.keys if k not in (x, hue) and len(sweep.values(k)) > 1]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
@@ -195,6 +198,7 @@ def sweep_figure(title: str, series: SweepSeries):
             if band.any():  # caps too: a lone point (or a grey print) still shows its spread
                 ax.errorbar(x[band], line.mean[band], yerr=yerr[:, band], fmt="none",
                             ecolor=style["color"], elinewidth=0.9, capsize=3)
+            _fewer(ax, x, line, style["color"])
         x = series.positions
         if series.categorical:
             ax.set_xticks(x, [printable(v) for v in series.x_values])
@@ -206,7 +210,8 @@ def sweep_figure(title: str, series: SweepSeries):
             if len(x) > 1 and marks.spans_decades(x, 1.0):
                 ax.set_xscale("log")
             if len(x) <= 12:  # a tick at each swept value, written as in results.csv
-                ax.set_xticks(x, [printable(v) for v in series.x_values])
+                ax.set_xticks(x, _spaced(x, [printable(v) for v in series.x_values],
+                                         ax.get_xscale() == "log"))
                 ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.set_xlabel(f"{printable(series.x_key)} (swept)")
         ax.set_ylabel(printable(series.y_column))
@@ -219,6 +224,38 @@ def sweep_figure(title: str, series: SweepSeries):
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
                   ncols=2 if len(labels) > 3 else 1, title=title_text)
     return fig
+
+
+def _fewer(ax, x: np.ndarray, line: SweepLine, color: str) -> None:
+    """Write "n=k of m" beside each point whose mean rests on fewer runs than ran there (the
+    others had no finite value): a mean over the 1 run of 4 that did not diverge is not
+    comparable with one over 4, and the line alone would not say so."""
+    if line.runs is None:
+        return
+    right = x.max(initial=-np.inf)
+    for xk, mean, n, m in zip(x, line.mean, line.n, line.runs):
+        if 0 < n < m and np.isfinite(mean):
+            last = xk == right and len(x) > 1  # its text to the left, inside the axes
+            ax.annotate(f"n={int(n)} of {int(m)}", (xk, mean), xytext=(-6 if last else 6, 6),
+                        textcoords="offset points", ha="right" if last else "left",
+                        fontsize=8, color=color, gid=f"fewer:{line.label}", zorder=5,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                              "alpha": 0.85})  # readable where the line passes under it
+
+
+def _spaced(x: np.ndarray, labels: list, log: bool) -> list:
+    """The tick labels, blank where a tick sits too close to the last labelled one for both
+    to be read (0 and 0.01 on a linear axis up to 1): the tick and the point stay."""
+    where = np.log10(x) if log else x
+    span = float(np.ptp(where)) if len(where) else 0.0
+    shown, last = [], None
+    for pos, label in sorted(zip(where, range(len(labels)))):
+        if last is not None and span > 0 and pos - last < 0.05 * span:
+            shown.append((label, ""))
+            continue
+        shown.append((label, labels[label]))
+        last = pos
+    return [text for _, text in sorted(shown)]
 
 
 def _dodge(i: int, count: int) -> float:

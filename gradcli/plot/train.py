@@ -65,10 +65,14 @@ def training_runs(runs: list, *, several_specs: bool) -> list:
     return found
 
 
-def overlaps(lines: list) -> tuple[list, list]:
+def overlaps(lines: list, log: bool = False) -> tuple[list, list]:
     """For lines [(name, y)] of one axes: (the earlier line each lies on top of, or None;
     how many later lines lie on each). Alike means the same length and every point within
-    OVERLAP of the axes' finite span (NaN where the other is NaN)."""
+    OVERLAP of the axes' finite span (NaN where the other is NaN), measured as the axes
+    draw it: on a log axis (log=True, every finite value positive) in decades."""
+    if log:
+        with np.errstate(all="ignore"):
+            lines = [(name, np.log10(np.asarray(y, dtype=np.float64))) for name, y in lines]
     finite = np.concatenate([y[np.isfinite(y)] for _, y in lines]) if lines else np.array([])
     span = float(finite.max() - finite.min()) if finite.size else 0.0
     atol = OVERLAP * max(span, 1e-12)
@@ -120,7 +124,9 @@ def _quantity(ax, quantity: str, runs: list) -> None:
             drawn.append((f"{label} ({part})" if both else label, y, x, i, dash))
     finals = [(label, series[quantity]["final"], i) for i, (label, series) in enumerate(runs)
               if "final" in series.get(quantity, {})]
-    under, depth = overlaps([(name, y) for name, y, *_ in drawn])
+    every = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
+    log = bool(every) and marks.spans_decades(np.concatenate(every))
+    under, depth = overlaps([(name, y) for name, y, *_ in drawn], log)
     for (name, y, x, i, dash), below, wider in zip(drawn, under, depth):
         style = line_style(i)
         every = max(1, len(y) // 20)
@@ -133,7 +139,7 @@ def _quantity(ax, quantity: str, runs: list) -> None:
     # final stars that hide one another are said as lines are (the axes' span sets "alike")
     stars = [(f"{label}, {final['label']}", np.asarray([final["value"]], float))
              for label, final, _ in finals]
-    hidden = overlaps([(name, y) for name, y, *_ in drawn] + stars)[0][len(drawn):]
+    hidden = overlaps([(name, y) for name, y, *_ in drawn] + stars, log)[0][len(drawn):]
     steps = {name: final["step"] for (name, _), (_, final, _) in zip(stars, finals)}
     for (label, final, i), below in zip(finals, hidden):
         style = line_style(i)
@@ -147,6 +153,5 @@ def _quantity(ax, quantity: str, runs: list) -> None:
                     label=name if on is None else f"{name}, overlaps {on}",
                     gid=f"{quantity}:{name}", zorder=10)
         marks.draw_edges(ax, x, marks.nonfinite(value), name, style["color"])
-    every = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
-    if every and marks.spans_decades(np.concatenate(every)):
+    if log:
         ax.set_yscale("log")

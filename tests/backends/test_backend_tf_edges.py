@@ -139,6 +139,9 @@ EDGE_SPECS = {
 }
 
 
+FINITE_GAPS = {("torch", "reductions"): [("y", "x")]}
+
+
 def test_every_edge_difference_in_compare_comes_with_a_note(framework):
     # the tensorflow backend has TensorFlow's numbers: no difference from the core at all
     for name, text in EDGE_SPECS.items():
@@ -146,7 +149,12 @@ def test_every_edge_difference_in_compare_comes_with_a_note(framework):
         result = runner.run(load(text, name), backend=framework, numeric=False)
         rows, ok = comparison.compare([reference, result], tolerance=1e-12)
         unexplained = [(r.output, r.input, r.overridden) for r in rows if not (r.within or r.notes)]
-        assert ok and not unexplained, f"{name} on {framework}: {unexplained}"
+        assert not unexplained, f"{name} on {framework}: {unexplained}"
+        # a note excuses a NaN or an infinity against a number; a finite gap (torch's logsumexp
+        # of 1e17s: 1 where TensorFlow gives 1/2) is noted and still fails compare
+        finite = [(r.output, r.input) for r in rows if r.within is False and not r.excused]
+        assert finite == FINITE_GAPS.get((framework, name), []), f"{name} on {framework}"
+        assert ok is (not finite)
         if framework == "tensorflow":
             assert all(r.within for r in rows), f"{name}: {[(r.input, r.overridden) for r in rows]}"
 EDGE_SPECS["reductions"] = ("inputs:\n  x: [1.0e17, 1.0e17, 0.0]\n  v: [.inf, 1.0, 2.0]\n"

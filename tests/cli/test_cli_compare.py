@@ -118,18 +118,23 @@ def test_final_metrics_on_both_parts_are_compared_too():
     assert comparison.compare_training([a, b], 1e-6, rows)[1] is True
 
 
-def test_a_convention_that_excuses_the_loss_gradient_excuses_training():
+def test_a_convention_excuses_only_a_nan_gap_in_the_loss_gradient_and_in_training():
     from gradcli.backends.program import Convention
 
-    a = made("a", [1.0], train=trained([3.0], [0.5]))
-    b = made("b", [1.5], train=trained([3.0], [0.75]))
-    b.conventions = [Convention("max", "b splits tied gradients", "y", "x")]
+    # b's sqrt edge gives NaN where a has a number: the note explains that, and training that
+    # went NaN from it; a finite gap beside it is not explained
+    a = made("a", [1.0, 0.0], train=trained([3.0], [0.5]))
+    b = made("b", [1.0, NAN], train=trained([3.0], [NAN]))
+    b.conventions = [Convention("sqrt", "sqrt at x <= 0 or NaN: NaN in b", "y", "x")]
     rows, ok = comparison.compare([a, b], 1e-6)
-    assert ok is True and rows[0].within is False  # noted, not failed
+    assert ok is True and rows[0].within is False and rows[0].excused is True
     train_rows, ok = comparison.compare_training([a, b], 1e-6, rows)
     assert ok is True
     by = {r.quantity: r for r in train_rows}
-    assert by["params.w"].notes == ["b: b splits tied gradients"] and by["loss"].notes == []
+    assert by["params.w"].notes == ["b: sqrt at x <= 0 or NaN: NaN in b"] and by["loss"].notes == []
+    b.train = trained([3.0], [0.75])  # a finite training gap: the NaN note does not cover it
+    train_rows, ok = comparison.compare_training([a, b], 1e-6, rows)
+    assert ok is False and {r.quantity: r for r in train_rows}["params.w"].excused is False
 
 
 def test_a_run_that_does_not_train_is_left_out_of_the_training_verdict():

@@ -107,3 +107,16 @@ def test_a_matrix_input_is_labelled_with_the_whole_index_of_the_element_plotted(
     assert bottom.get_ylabel() == "∂y[1, 1]/∂W[1, 1] (gradient)"
     np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), 2 * np.linspace(-1, 1, 5))
     assert bottom.get_legend().get_bbox_to_anchor().y0 < bottom.get_window_extent().y0  # below
+
+
+def test_the_datas_features_are_refused_as_data_not_as_a_wrt_slip(tmp_path):
+    from blobs_fixture import blobs_spec
+    from click.testing import CliRunner
+
+    from gradcli.cli import cli
+    spec = blobs_spec(tmp_path)
+    result = CliRunner().invoke(cli, ["plot", "curve", str(spec), "--input", "X",
+                                      "--output", str(tmp_path / "c.png")])
+    assert result.exit_code == 2 and not (tmp_path / "c.png").exists()
+    assert "'X' is the data's features" in result.stderr and "never trained" in result.stderr
+    assert "Traceback" not in result.stderr

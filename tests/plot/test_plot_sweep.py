@@ -366,3 +366,24 @@ def test_an_x_value_whose_runs_all_failed_takes_no_room_on_the_axis(sweep_dir):
     (ax,) = sweep_figure("s", series).axes
     lo, hi = ax.get_xlim()
     assert 0.01 > lo > 0.001 and 0.1 < hi < 0.5
+
+
+def test_a_point_resting_on_fewer_runs_than_ran_there_says_so(sweep_dir):
+    # run 0010 (seed 1, lr 1.0, identity) diverged: lr 1.0's identity mean is over 2 of the 3
+    # runs that ran there (run 0005 failed: no result, so not one that ran)
+    path, rows = sweep_dir
+    series = sweep_series(load(path), "train.optimizer.lr", "final_loss", "override_map.sign")
+    ran = [[sum(1 for r in rows if not r["failed"] and r["train.optimizer.lr"] == lr
+                and r["override_map.sign"] == sign) for lr in LRS] for sign in SIGNS]
+    assert [list(line.runs) for line in series.lines] == ran == [[3, 3, 3], [3, 3, 2]]
+    fig = sweep_figure("t", series)
+    texts = {(t.get_gid(), t.get_text()) for t in fig.axes[0].texts}
+    assert texts == {("fewer:identity", "n=2 of 3")}
+
+
+def test_tick_labels_too_close_to_read_are_left_blank():
+    x = np.array([-0.5, 0.0, 0.01, 0.1, 1.0])
+    labels = sweep_module._spaced(x, ["-0.5", "0", "0.01", "0.1", "1"], log=False)
+    assert labels == ["-0.5", "0", "", "0.1", "1"]  # 0.01 is 0.7% of the 1.5 span from 0
+    logs = sweep_module._spaced(np.array([0.001, 0.01, 0.1]), ["0.001", "0.01", "0.1"], log=True)
+    assert logs == ["0.001", "0.01", "0.1"]

@@ -141,3 +141,29 @@ def test_a_final_star_on_top_of_another_says_so_one_at_another_step_does_not():
     labels = set(by_label(fig.axes[0]))
     assert {"a, final, after 3 steps", "b, final, after 3 steps, overlaps a, final, after 3 steps",
             "c, final, after 4 steps"} <= labels
+
+
+def test_on_a_log_axis_overlap_is_judged_in_decades():
+    # sgd 0.25 on sum(w*w) from w = [7, -7] halves w each step: loss 98 * 0.25**k (numpy);
+    # the same plus a constant 0.05 stalls there, 8 decades above at step 20, within 0.2 of
+    # the first everywhere (0.2% of the linear span 98): not one line on the log axis
+    k = np.arange(20)
+    w = np.array([7.0, -7.0])
+    loss = []
+    for _ in k:
+        loss.append(float(np.sum(w * w)))
+        w = w - 0.25 * 2 * w
+    final = float(np.sum(w * w))
+    assert np.allclose(loss, 98 * 0.25 ** k) and np.log10((final + 0.05) / final) > 8
+    near = [v * (1 + 1e-7) for v in loss]  # a run on top of the first, as numpy vs torch
+    runs = [run("converges", loss, final, {"train": [0.5]}, [0]),
+            run("stuck", [v + 0.05 for v in loss], final + 0.05, {"train": [0.5]}, [0]),
+            run("same", near, final * (1 + 1e-7), {"train": [0.5]}, [0])]
+    fig = train_figure("overlap", training_runs(runs, several_specs=True))
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    labels = set(by_label(ax))
+    assert "stuck" in labels and "stuck, final, after 20 steps" in labels
+    assert "same, overlaps converges" in labels
+    assert "same, final, after 20 steps, overlaps converges, final, after 20 steps" in labels
+    assert not any(label.startswith("stuck") and "overlaps" in label for label in labels)

@@ -219,17 +219,22 @@ def test_a_sweep_report_holds_the_grouped_table_gradient_statistics_and_plots(tm
     assert "<details><summary>the spec</summary><pre>name: &quot;ste-lr&quot;" in page
 
 
-def test_a_column_that_is_the_same_in_every_run_is_said_not_drawn(tmp_path):
+def sweep_with_sign_agreement(root, value_of) -> None:
+    """A FEW-column sweep whose y/x.sign_agreement in row k is value_of(k) (text)."""
     import csv
-    write_sweep(tmp_path / "sw", columns=FEW)
-    with open(tmp_path / "sw" / "results.csv", newline="") as f:
+    write_sweep(root, columns=FEW)
+    with open(root / "results.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    for row in table:
-        row["y/x.sign_agreement"] = "" if row["error"] else "1.0"
-    with open(tmp_path / "sw" / "results.csv", "w", newline="") as f:
+    for k, row in enumerate(table):
+        row["y/x.sign_agreement"] = "" if row["error"] else value_of(k)
+    with open(root / "results.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(table[0]))
         writer.writeheader()
         writer.writerows(table)
+
+
+def test_a_column_that_is_the_same_in_every_run_is_said_not_drawn(tmp_path):
+    sweep_with_sign_agreement(tmp_path / "sw", lambda k: "1.0")
     code, err, page = write_report(tmp_path, tmp_path / "sw")
     assert code == 0, err
     assert len(images(page)) == 4  # final_loss and final.accuracy.test against lr and sign
@@ -296,3 +301,25 @@ def test_the_training_figure_has_every_metric_on_both_parts(tmp_path):
     (train,) = [svg for svg in images(page) if b'id="accuracy:' in svg]
     for gid in (b'id="loss (loss):numpy"', b'id="accuracy:numpy (train)"', b'id="accuracy:numpy (test)"'):
         assert gid in train, gid
+
+
+def test_a_column_varying_only_by_rounding_is_said_not_drawn(tmp_path):
+    below = float(np.nextafter(1.0, 0.0))  # 0.9999999999999999: one ulp under 1
+    sweep_with_sign_agreement(tmp_path / "sw", lambda k: repr(1.0 if k % 2 else below))
+    code, err, page = write_report(tmp_path, tmp_path / "sw")
+    assert code == 0, err
+    assert len(images(page)) == 4  # as when the column is exactly 1 everywhere
+    assert ("<code>y/x.sign_agreement</code> = 1 (differing by rounding only: "
+            "0.9999999999999999 … 1.0)</p>") in page
+
+
+def test_a_spec_error_keeps_its_caret_under_the_column(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ninputs: {x: 1.0}\noutputs:\n  y: summ(x)\n")
+    code, err, page = write_report(tmp_path, bad, STE)
+    assert code == 2
+    block = html.unescape(page.split('<pre class="error">')[1].split("</pre>")[0])
+    lines = block.splitlines()
+    source = next(k for k, line in enumerate(lines) if line.strip() == "y: summ(x)")
+    assert lines[source + 1].index("^") == lines[source].index("summ")  # 4:6, as the message says
+    assert ":4:6:" in lines[0]
