@@ -139,7 +139,8 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
 
     Training consumes the loss's gradients, so a gradient difference that a
     convention excuses (rows of the training loss) excuses a training gap of the
-    same kind (NaN or infinity on one side), never a finite one. A run
+    same kind (NaN or infinity on one side), never a finite one, and nothing when the runs
+    trained for different numbers of steps (one stopped on a non-finite value). A run
     that does not train shows NOT_TRAINED and is left out of the verdict: the
     runs that trained are compared with each other (the first of them is the
     reference).
@@ -151,6 +152,8 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
     losses = {r.experiment.train.loss for r in results if r.train is not None}
     excuses = list(dict.fromkeys(note for row in rows if row.output in losses and row.excused
                                  for note in row.notes))
+    if len({len(t.loss) for t in trained}) > 1:
+        excuses = []  # a run that stopped early trained differently: no edge note excuses that
     names = dict.fromkeys(n for t in trained for n in t.final)
     metrics = dict.fromkeys((m, part) for t in trained for m, parts in t.final_metrics.items()
                             for part in parts)
@@ -176,7 +179,7 @@ def _agreement(values: list, tolerance: float | None, float32: bool
                ) -> tuple[float | None, bool | None, bool]:
     """The largest gap from the first run (NaN beats any number), whether every element is
     within the tolerance (in float32, plus FLOAT32_ROUNDING times that element's own size),
-    and whether every element outside it has a NaN or an infinity on one side."""
+    and whether every element outside it has a NaN on one side or an infinity against a number."""
     first = values[0]
     diffs = [_max_diff(first, v) for v in values[1:]]
     if any(d is None for d in diffs):
@@ -204,7 +207,10 @@ def _agreement(values: list, tolerance: float | None, float32: bool
         outside = ~(gap <= allowed)  # NaN gaps are outside
         if outside.any():
             within = False
-            nonfinite = nonfinite and bool(np.all(~np.isfinite(a[outside]) | ~np.isfinite(b[outside])))
+            # NaN on one side, or an infinity against a number: +inf against -inf is no edge's gap
+            a_out, b_out = a[outside], b[outside]
+            edge = (np.isnan(a_out) ^ np.isnan(b_out)) | (np.isfinite(a_out) ^ np.isfinite(b_out))
+            nonfinite = nonfinite and bool(np.all(edge))
     return max_diff, within, nonfinite and not within
 
 

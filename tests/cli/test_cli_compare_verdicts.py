@@ -119,3 +119,54 @@ def test_float32_allowance_is_relative_to_each_element():
     rows, ok = comparison.compare([made("a", [float(big), float(small)], "float32"),
                                    made("b", doubled, "float32")], 1e-6)
     assert ok is False and rows[0].within is False
+
+
+SQRT = """name: {name}
+backend: torch
+inputs:
+  x: [0.0, 0.0]
+outputs:
+  y: {sign}sum(sqrt(x))
+wrt: [x]
+"""
+
+
+def test_an_infinity_against_the_opposite_infinity_is_no_edge_a_note_excuses(tmp_path):
+    """review6 finding 1: sqrt's note (NaN against 0 at x <= 0) once excused +inf against -inf."""
+    result = run_compare(tmp_path, {"pos": SQRT.format(name="pos", sign=""),
+                                    "neg": SQRT.format(name="neg", sign="-")}, "--format", "json")
+    assert result.exit_code == 1, result.output
+    row = json.loads(result.stdout)["rows"][0]
+    x = torch.zeros(2, requires_grad=True)
+    torch.sqrt(x).sum().backward()  # torch's own gradient at 0: +inf, and -inf for the negated sum
+    assert x.grad.tolist() == [np.inf, np.inf]
+    assert row["overridden"] == [["Infinity", "Infinity"], ["-Infinity", "-Infinity"]]
+    assert row["notes"] and row["excused"] is False
+
+
+TRAIN_SQRT = """name: train-sqrt
+inputs:
+  w: [0.0, 1.0]
+  c: {value: [0.0, 1.0], trainable: false}
+outputs:
+  loss: sum(sqrt(w) * c)
+wrt: [w]
+train: {loss: loss, optimizer: {name: sgd, lr: 0.1}, steps: 4}
+"""
+
+
+def test_a_run_stopped_early_by_a_noted_nan_gets_one_verdict_on_every_training_row(tmp_path):
+    """review6 finding 5: the gradient row is excused (torch's NaN at sqrt(0) times 0, TF's 0),
+    but torch's training then stops at step 1; its loss, final loss and parameters all differ."""
+    path = tmp_path / "t.yaml"
+    path.write_text(TRAIN_SQRT)
+    result = CliRunner().invoke(cli, ["compare", str(path), "--backends", "numpy,torch",
+                                      "--tolerance", "1e-6", "--format", "json"], env=ENV)
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    w = torch.tensor([0.0, 1.0], requires_grad=True)
+    (torch.sqrt(w) * torch.tensor([0.0, 1.0])).sum().backward()
+    assert np.isnan(w.grad[0].item()) and w.grad[1].item() == 0.5
+    assert doc["rows"][0]["excused"] is True
+    assert {r["quantity"]: r["excused"] for r in doc["train"]} == {
+        "loss": False, "final_loss": False, "params.w": False}
