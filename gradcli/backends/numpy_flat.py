@@ -34,6 +34,10 @@ class FlatUpdate:
         self.linked_count = -1                       # len(self.slots) when they were linked
         self.new = None                              # the last step's new values, flat
         self.views: list = []                        # ... as the variables' arrays it gave out
+        # the flat array (and its views) the step before last made: the next step's new
+        # values are written there, the variables hold the last step's (double buffering)
+        self.spare = None
+        self.spare_views: list = []
 
     @staticmethod
     def fits(values: list, grads: list) -> bool:
@@ -56,19 +60,36 @@ class FlatUpdate:
         return True
 
     def step(self, rule, values: list, grads: list) -> list:
-        """The rule's update on the flat buffers; the variables' new values (views of one new
-        array, so the values from before the step stay intact)."""
+        """The rule's update on the flat buffers; the variables' new values (views of another
+        array than theirs, so the values from before the step stay intact; the values from
+        the step before last are overwritten: nobody holds them, the loop's snapshot is the
+        step's own)."""
         if len(values) == len(self.views) and all(map(operator.is_, values, self.views)):
             value = self.new  # the variables are still its views (clipped in place or not)
+            if self.spare is None:
+                self.spare = np.empty_like(value)
+                self.spare_views = self._views(self.spare)
+            out = self.spare
         else:
             value = np.concatenate(values, axis=None, out=self.value)  # axis None: flattened
+            # values from elsewhere (a restart, a snapshot put back): the step before last's
+            # array may be theirs, so it is not written; a new one is made
+            out = self.spare = None
         np.concatenate(grads, axis=None, out=self.grad)
-        new = rule.update_numpy(value, self.grad, self.slots, self.dtype)
+        new = rule.update_numpy(value, self.grad, self.slots, self.dtype, out=out)
         if len(self.slots) != self.linked_count:
             self._link(self.slot_dicts)  # the rule made its slots on this first step
-        self.new = new
-        self.views = [new[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
+        if new is out:  # the last step's values become the spare
+            views = self.spare_views
+            self.spare, self.spare_views = self.new, self.views
+            self.new, self.views = new, views
+        else:
+            self.new, self.views = new, self._views(new)
         return self.views
+
+    def _views(self, flat) -> list:
+        """The variables' arrays as views of one flat array."""
+        return [flat[a:b].reshape(shape) for (a, b), shape in zip(self.bounds, self.shapes)]
 
     def _link(self, slots: list) -> None:
         self.slot_dicts = slots

@@ -25,6 +25,9 @@ from .numpy_flat import FlatUpdate
 from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
 
 
+_FLOATS = (np.float32, np.float64)
+
+
 class _Graph:
     """One build of the spec for one number of data rows: its names, its data variables, and
     (built when first asked) the training gradients and the metric and constraint nodes."""
@@ -65,6 +68,8 @@ class NumpyTrainee:
         # the variables' values that the last flat update made: new arrays nobody else holds,
         # which a clip(W, lo, hi) constraint may therefore clip in place
         self._fresh: dict = {}
+        self._fresh_flat = None  # ... and the FlatUpdate whose `new` array they are views of
+        self._flat_bounds: dict = {}  # (FlatUpdate, clip plan) ids -> flat (lo, hi) or None
 
     # ----- feeding -----
     def feed(self, batch) -> None:
@@ -159,9 +164,9 @@ class NumpyTrainee:
                 news = flat.step(rule, values, grad_values)
                 for name, new in zip(names, news):
                     variables[name].assign(new)
-                self._fresh = dict(zip(names, news))
+                self._fresh, self._fresh_flat = dict(zip(names, news)), flat
             else:
-                self._fresh = {}
+                self._fresh, self._fresh_flat = {}, None
                 self._laid_out = None  # the rule may add slots to the dicts: lay out again
                 for name, value, grad in zip(names, values, grad_values):
                     variables[name].assign(
@@ -240,12 +245,22 @@ class NumpyTrainee:
         fresh = self._fresh
         if not plan or any(self.variables[n]._value is not fresh.get(n) for n, _, _ in plan):
             return False
-        for name, lo, hi in plan:
-            value = fresh[name]
-            np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max
-            np.maximum(value, lo, out=value)
-        self._fresh = {}  # until the next flat update: any other value is not ours to change
-        return True
+        flat = self._fresh_flat
+        key = (id(flat), id(plan))  # both kept as long as the trainee (_flats, graph.fns)
+        bounds = self._flat_bounds.get(key, False)
+        if bounds is False:
+            bounds = self._flat_bounds[key] = _flat_bounds(flat, plan)
+        if bounds is not None:  # one min/max pair over all the flat update's new values
+            new, (lo, hi) = flat.new, bounds
+            np.minimum(new, hi, out=new)
+            np.maximum(new, lo, out=new)
+        else:
+            for name, lo, hi in plan:
+                value = fresh[name]
+                np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max
+                np.maximum(value, lo, out=value)
+        self._fresh, self._fresh_flat = {}, None  # until the next flat update: any other value
+        return True                                # is not ours to change
 
     # ----- where a non-finite step was born -----
     def nonfinite(self, step: int, loss: float, before):
@@ -280,8 +295,11 @@ class NumpyTrainee:
         that overflows although every element is finite only sends the step to nonfinite()'s
         exact per-element check, which then finds nothing."""
         reduce = np.add.reduce
-        if flat is not None and not np.isfinite(reduce(flat, axis=None)):
-            return False
+        if flat is not None:
+            total = reduce(flat, axis=None)
+            # math.isfinite on a float32/64 sum: the same verdict as np.isfinite, a call cheaper
+            if not (math.isfinite(total) if type(total) in _FLOATS else np.isfinite(total)):
+                return False
         others = self._others.get(done)
         if others is None:
             others = self._others[done] = [v for n, v in self.variables.items() if n not in done]
@@ -335,6 +353,23 @@ def _clip_plan(direct: list, variables: dict) -> list:
             return []
         plan.append((name, lo, hi))
     return plan
+
+
+def _flat_bounds(flat, plan: list):
+    """(lo, hi) over a FlatUpdate's flat values: each planned variable's bounds in its part,
+    -inf and +inf elsewhere (min and max with them give each element's own bits, NaN and -0.0
+    included), or None when a planned variable is not in it or its dtype is not a float. The
+    bounds cast exactly: _clip_plan kept only bounds whose type the variable's dtype holds."""
+    if flat is None or flat.dtype.kind != "f" or any(n not in flat.names for n, _, _ in plan):
+        return None
+    lo = np.full(flat.bounds[-1][1], -np.inf, flat.dtype)
+    hi = np.full(flat.bounds[-1][1], np.inf, flat.dtype)
+    for name, low, high in plan:
+        i = list(flat.names).index(name)
+        (a, b), shape = flat.bounds[i], flat.shapes[i]
+        lo[a:b] = np.broadcast_to(low, shape).reshape(-1)
+        hi[a:b] = np.broadcast_to(high, shape).reshape(-1)
+    return lo, hi
 
 
 def _node(value, expr):

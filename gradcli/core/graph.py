@@ -139,6 +139,14 @@ class Variable(Tensor):
     __slots__ = ("trainable",)
 
     def assign(self, value) -> "Variable":
+        # an array of its own dtype and (non-0-d) shape is kept as it is: what asarray and the
+        # checks below give, without them (a training step assigns several every step)
+        if type(value) is np.ndarray and value.dtype == self.dtype and value.shape == self.shape \
+                and self.shape:
+            self._value = value
+            State.version += 1
+            self._version = State.version
+            return self
         new = np.asarray(value, dtype=self.dtype)
         if new.shape != self.shape:
             raise GraphError(f"cannot assign a value of shape {new.shape} to variable "

@@ -51,8 +51,10 @@ class Rule:
             self.lr = tf_hyper(learning_rate, "learning_rate")
             self._lr_from = learning_rate
 
-    def update_numpy(self, value, grad, slots: dict, dtype):
-        """update() on numpy arrays; rules that can do it in place override this."""
+    def update_numpy(self, value, grad, slots: dict, dtype, out=None):
+        """update() on numpy arrays; rules that can do it in place override this. `out`: where
+        the in-place path may write the new values (an array like value, not value itself);
+        a caller checks whether the result is it (update() ignores it)."""
         return self.update(value, grad, slots, dtype, np)
 
 
@@ -65,12 +67,12 @@ class SGDRule(Rule):
     def update(self, value, grad, slots: dict, dtype, ops):
         return value - grad * self.lr
 
-    def update_numpy(self, value, grad, slots: dict, dtype):
+    def update_numpy(self, value, grad, slots: dict, dtype, out=None):
         if not _in_place(value, grad):
             return self.update(value, grad, slots, dtype, np)
         t = _scratch(slots, "_t", value)
         np.multiply(grad, self.lr, out=t)
-        return np.subtract(value, t)
+        return np.subtract(value, t, out=out)
 
     def finish_step(self) -> None:
         """Nothing to advance once every variable is updated."""
@@ -92,7 +94,7 @@ class MomentumRule(Rule):
             return value - (grad * self.lr + accum * self.momentum * self.lr)
         return value - accum * self.lr
 
-    def update_numpy(self, value, grad, slots: dict, dtype):
+    def update_numpy(self, value, grad, slots: dict, dtype, out=None):
         if not _in_place(value, grad):
             return self.update(value, grad, slots, dtype, np)
         accum = slots.get("accum")
@@ -107,9 +109,9 @@ class MomentumRule(Rule):
             np.multiply(accum, self.momentum, out=u)
             np.multiply(u, self.lr, out=u)
             np.add(t, u, out=t)
-            return np.subtract(value, t)
+            return np.subtract(value, t, out=out)
         np.multiply(accum, self.lr, out=t)
-        return np.subtract(value, t)
+        return np.subtract(value, t, out=out)
 
     def finish_step(self) -> None:
         """Nothing to advance once every variable is updated."""
@@ -142,7 +144,7 @@ class AdamRule(Rule):
         slots["m"], slots["v"] = m, v
         return value - (m * lr_t) / (ops.sqrt(v) + self.epsilon)
 
-    def update_numpy(self, value, grad, slots: dict, dtype):
+    def update_numpy(self, value, grad, slots: dict, dtype, out=None):
         if not _in_place(value, grad):
             return self.update(value, grad, slots, dtype, np)
         lr_t, c1, c2 = self._scalars.get(dtype) or self._scalars.setdefault(
@@ -164,7 +166,7 @@ class AdamRule(Rule):
         np.sqrt(v, out=u)
         np.add(u, self.epsilon, out=u)
         np.divide(t, u, out=t)
-        return np.subtract(value, t)
+        return np.subtract(value, t, out=out)
 
     def finish_step(self) -> None:
         """AdamOptimizer._finish: the float32 powers times the float32 betas."""
@@ -202,7 +204,7 @@ class RMSPropRule(Rule):
         slots["rms"], slots["momentum"] = ms, mom
         return value - mom
 
-    def update_numpy(self, value, grad, slots: dict, dtype):
+    def update_numpy(self, value, grad, slots: dict, dtype, out=None):
         if not _in_place(value, grad):
             return self.update(value, grad, slots, dtype, np)
         ms, mom = slots.get("rms"), slots.get("momentum")
@@ -227,7 +229,7 @@ class RMSPropRule(Rule):
         # becomes +0.0 where the old momentum was not negative, as in the kernel
         np.multiply(mom, self.momentum, out=mom)
         np.add(mom, u, out=mom)
-        return np.subtract(value, mom)
+        return np.subtract(value, mom, out=out)
 
     def finish_step(self) -> None:
         """Nothing to advance once every variable is updated."""

@@ -81,6 +81,8 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
     # read once, not every step (a step of a small model costs a few hundred µs)
     lr, schedule, on_nonfinite = spec.hyper["lr"], spec.schedule, spec.on_nonfinite
     feed_batch, step_values, apply = trainee.feed, trainee.loss_and_gradients, trainee.apply
+    snapshot, nonfinite, evaluate = trainee.snapshot, trainee.nonfinite, trainee.evaluate
+    constraints, metrics, assign = spec.constraints, spec.metrics, trainee.assign
     losses = record.loss
     for step in progress(range(feed.total), description="training"):
         epoch, batch, epoch_end = next(batches)
@@ -96,17 +98,17 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
             record.nonfinite = record.nonfinite or found
             record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
             break
-        before = trainee.snapshot() if record.nonfinite is None else None
+        before = snapshot() if record.nonfinite is None else None
         apply(grads, learning_rate(lr, schedule, step))
         if record.nonfinite is None:
-            record.nonfinite = trainee.nonfinite(step, loss, before)
-        if spec.constraints:
-            trainee.assign(checks.constraints(trainee.evaluate("constraints")))
+            record.nonfinite = nonfinite(step, loss, before)
+        if constraints:
+            assign(checks.constraints(evaluate("constraints")))
         if keep:
             for n, value in trainee.read().items():
                 record.params[n].append(value)
         record.steps = step + 1
-        if spec.metrics and _eval_point(spec, feed, step + 1, epoch, epoch_end):
+        if metrics and _eval_point(spec, feed, step + 1, epoch, epoch_end):
             last_eval = _evaluate(trainee, feed, record, step + 1, checks)
     record.epochs = epoch + 1 if feed.with_data else None
     if spec.metrics and last_eval != record.steps:

@@ -90,3 +90,20 @@ def test_a_clip_whose_bounds_grow_the_variable_is_a_placed_error():
         runner.run(experiment, backend="numpy")
     assert "train.constraints.b gives shape (2, 2)" in str(info.value)
     assert "c.yaml:" in str(info.value)
+
+
+def test_a_clip_with_bounds_per_element_beside_an_unclipped_variable():
+    """b clipped by bounds of its own shape (one min/max pair over all the flat update's new
+    values, w's part between -inf and +inf): w as the unclipped loop's, b's elements each at
+    their own bound."""
+    lo, hi = np.array([-0.1, -0.02]), np.array([0.05, 0.1])
+    w, b = W0.copy(), np.zeros(2)
+    for _ in range(6):
+        r = X @ w + b - T
+        gw, gb = 2 * X.T @ r, 2 * r.sum(axis=0)
+        w, b = w - 0.0625 * gw, np.clip(b - 0.0625 * gb, lo, hi)
+    spec = SPEC.replace("b: clip(b, -0.1, 0.1)", f"b: clip(b, {literal(lo)}, {literal(hi)})")
+    train = runner.run(load_spec_text(spec, path="c.yaml"), backend="numpy").train
+    np.testing.assert_allclose(train.final["w"], w, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(train.final["b"], b, rtol=1e-12, atol=1e-15)
+    assert np.all((train.final["b"] == lo) | (train.final["b"] == hi))  # the clip bits

@@ -88,6 +88,36 @@ def test_in_place_and_flat_updates_are_tf_formulas_bit_for_bit(name, hyper, dtyp
             assert value.tobytes() == s_var[key].tobytes()
 
 
+def test_flat_update_keeps_the_values_from_before_each_step_and_from_elsewhere():
+    """Double-buffered: each step's new values go to another array than the variables' (the
+    loop's snapshot of them stays intact), and values put back from elsewhere are not written."""
+    hyper = {"lr": 0.1, "momentum": 0.5}
+    rng = np.random.default_rng(5)
+    start = [rng.normal(size=(4, 3)), rng.normal(size=(3,))]
+    grads = [[rng.normal(size=v.shape) for v in start] for _ in range(5)]
+    flat, slots = FlatUpdate(["a", "b"], start), [{}, {}]
+    assert flat.adopt(slots)
+    rule, values, seen = rule_for("rmsprop", hyper), list(start), []
+    for step in grads:
+        before = [v.tobytes() for v in values]
+        new = flat.step(rule, values, step)
+        assert [v.tobytes() for v in values] == before  # the snapshot of this step: intact
+        assert not any(np.shares_memory(n, v) for n in new for v in values)
+        seen.append((values, before))
+        values = new
+    back, back_bytes = seen[-1]  # a snapshot put back: views of the flat update's spare array
+    for step in grads[:3]:
+        values = flat.step(rule, back if step is grads[0] else values, step)
+        assert [v.tobytes() for v in back] == back_bytes
+    want = [oracle_steps("rmsprop", hyper, v, [g[i] for g in grads]) for i, v in enumerate(start)]
+    fresh, rule2 = FlatUpdate(["a", "b"], start), rule_for("rmsprop", hyper)
+    assert fresh.adopt([{}, {}])
+    got = list(start)
+    for step in grads:
+        got = fresh.step(rule2, got, step)
+    assert [w.tobytes() for w in want] == [g.tobytes() for g in got]
+
+
 def test_flat_update_lays_out_again_after_a_fresh_start():
     rule, values = rule_for("rmsprop", {"lr": 0.01}), [np.ones((2, 2)), np.zeros(3)]
     grads = [np.full((2, 2), 0.5), np.arange(3.0)]
