@@ -24,7 +24,6 @@ from ..ops import kernels
 from .numpy_flat import FlatUpdate
 from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
 
-
 _FLOATS = (np.float32, np.float64)
 
 
