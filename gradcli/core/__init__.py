@@ -33,8 +33,9 @@ for _name in _OPS:
 
 # name -> the module that defines it, imported on first use of one of its names: a run
 # without train.clip never needs clipping, one with --no-numeric no finite differences
-_LAZY = {"clip_by_global_norm": "clip", "clip_by_norm": "clip", "clip_by_value": "clip",
-         "global_norm": "clip", "numeric_gradients": "numeric"}
+# (clipping.py, not clip.py: importing a submodule binds it on this package, over the clip op)
+_LAZY = {"clip_by_global_norm": "clipping", "clip_by_norm": "clipping", "clip_by_value": "clipping",
+         "global_norm": "clipping", "numeric_gradients": "numeric"}
 
 # Everything above except the implementation modules; gc.train stays a namespace.
 __all__ = [_n for _n, _v in list(globals().items())
@@ -50,8 +51,6 @@ def __getattr__(name: str):
     home = _LAZY.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    clip_op = globals()["clip"]
     __import__(f"{__name__}.{home}")  # as an import statement would (-X importtime reports it)
-    globals()["clip"] = clip_op  # importing core/clip.py bound the module over the clip op
     value = globals()[name] = getattr(sys.modules[f"{__name__}.{home}"], name)
     return value
