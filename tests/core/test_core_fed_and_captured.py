@@ -1,4 +1,4 @@
-"""gc.function checks what it is fed as gc.evaluate does, and gc.custom_gradient treats a
+"""gc.function checks what it is fed (each value, and their number: review6 6) as gc.evaluate does, and gc.custom_gradient treats a
 variable its forward captures as tf.custom_gradient does (tryout6 findings 3 and 4; review6 3:
 only variables read while the forward runs count).
 
@@ -209,3 +209,20 @@ def test_custom_gradient_reports_only_the_variables_read_inside_as_tensorflow():
 
     with pytest.raises(TypeError, match=r"'u', which"):
         g(x)
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_function_refuses_a_wrong_number_of_feed_values(count):
+    """review6 6: zip() dropped extras, and a missing value reached the replay as None."""
+    x = gc.variable(np.array([1.0, 2.0]), name="x", trainable=False)
+    k = gc.variable(np.array([3.0]), name="k", trainable=False)
+    y = gc.sum(x * 2.0 + k)
+    f = gc.function([y, x], feeds=[x, k])
+    a = np.array([0.5, 4.0])
+    with pytest.raises(GraphError, match=rf"takes 2 feed value\(s\).*'x', 'k'.*got {count}$"):
+        f(*[a, np.array([1.0]), a][:count])
+    value, fed = f(a, np.array([1.0]))  # the right number: numpy's numbers
+    assert value == np.sum(a * 2.0 + 1.0)
+    np.testing.assert_array_equal(fed, a)
+    with pytest.raises(GraphError, match=r"takes 0 feed value\(s\).*\(none\).*got 1$"):
+        gc.function([y])(a)
