@@ -175,7 +175,8 @@ def test_clipping_on_first_use_leaves_the_clip_op_in_place():
             "before = 'gradcli.core.clipping' in sys.modules\n"
             "x = gc.constant(np.array([3.0, 4.0]))\n"
             "c = gc.clip_by_norm(x, 1.0)\n"
-            "print(before, 'gradcli.core.clipping' in sys.modules, callable(core.clip), gc.clip is core.clip,\n"
+            "print(before, 'gradcli.core.clipping' in sys.modules, callable(core.clip),\n"
+            "      gc.clip is core.clip,\n"
             "      gc.evaluate(gc.clip(x, 0.0, 3.5)).tolist(), gc.evaluate(c).tolist())\n")
     out = run_python(code).split(" ", 4)
     assert out[:4] == ["False", "True", "True", "True"]
@@ -195,7 +196,8 @@ def test_importing_every_core_submodule_leaves_the_ops_in_place():
             "for m in names: __import__('gradcli.core.' + m)\n"
             "gc = gradcli.core\n"
             "x = gc.constant(np.array([-3.0, 0.5, 4.0]))\n"
-            "modules = [n for n in gc.__all__ if n != 'train' and type(getattr(gc, n)).__name__ == 'module']\n"
+            "modules = [n for n in gc.__all__\n"
+            "           if n != 'train' and type(getattr(gc, n)).__name__ == 'module']\n"
             "print(sorted(modules), gc.evaluate(gc.clip(x, -1.0, 1.0)).tolist())\n")
     out = run_python(code).split(" ", 1)
     assert out[0] == "[]"

@@ -1,6 +1,8 @@
-"""gc.function checks what it is fed (each value, and their number: review6 6) as gc.evaluate does, and gc.custom_gradient treats a
-variable its forward captures as tf.custom_gradient does (tryout6 findings 3 and 4; review6 3:
-only variables read while the forward runs count).
+"""gc.function checks what it is fed (each value, and their number: review6 6) as
+gc.evaluate does, and gc.custom_gradient treats a variable its forward captures as
+tf.custom_gradient does (tryout6 findings 3 and 4; review6 3: only variables read while
+the forward runs count).
+
 
 Oracles: numpy by hand and TensorFlow's own tf.custom_gradient / GradientTape.
 """
