@@ -185,23 +185,26 @@ def test_clipping_on_first_use_leaves_the_clip_op_in_place():
 
 
 def test_importing_every_core_submodule_leaves_the_ops_in_place():
-    """A plain `import gradcli.core.<m>` binds <m> on gradcli.core: no submodule may share an
-    op's name once the op is bound (review6 4: `import gradcli.core.clip` made gc.clip a module;
-    evaluate.py is safe: imported before its function is bound). A fresh
-    interpreter, so the import order is the user's."""
+    """A plain `import gradcli.core.<m>` binds <m> on gradcli.core, over an op of that name
+    (review6 4: `import gradcli.core.clip` made gc.clip a module): clipping is core/clipping.py,
+    and gradcli.core.clip an alias of it that binds nothing. A fresh interpreter, so the
+    import order is the user's."""
     import numpy as np
 
     code = ("import pkgutil, numpy as np, gradcli.core\n"
+            "import gradcli.core.clip\n"
+            "from gradcli.core.clip import clip_by_norm\n"
             "names = [m.name for m in pkgutil.iter_modules(gradcli.core.__path__)]\n"
             "for m in names: __import__('gradcli.core.' + m)\n"
             "gc = gradcli.core\n"
             "x = gc.constant(np.array([-3.0, 0.5, 4.0]))\n"
             "modules = [n for n in gc.__all__\n"
             "           if n != 'train' and type(getattr(gc, n)).__name__ == 'module']\n"
-            "print(sorted(modules), gc.evaluate(gc.clip(x, -1.0, 1.0)).tolist())\n")
-    out = run_python(code).split(" ", 1)
-    assert out[0] == "[]"
-    assert out[1].strip() == str(np.clip([-3.0, 0.5, 4.0], -1.0, 1.0).tolist())
+            "print(sorted(modules), clip_by_norm is gc.clip_by_norm,\n"
+            "      gc.evaluate(gc.clip(x, -1.0, 1.0)).tolist())\n")
+    out = run_python(code).split(" ", 2)
+    assert out[:2] == ["[]", "True"]
+    assert out[2].strip() == str(np.clip([-3.0, 0.5, 4.0], -1.0, 1.0).tolist())
 
 
 def test_no_submodule_hides_a_public_name():

@@ -3,7 +3,6 @@ gc.evaluate does, and gc.custom_gradient treats a variable its forward captures 
 tf.custom_gradient does (tryout6 findings 3 and 4; review6 3: only variables read while
 the forward runs count).
 
-
 Oracles: numpy by hand and TensorFlow's own tf.custom_gradient / GradientTape.
 """
 import numpy as np
