@@ -38,7 +38,6 @@ _LAZY = {"clip_by_global_norm": "clipping", "clip_by_norm": "clipping", "clip_by
          "global_norm": "clipping", "numeric_gradients": "numeric"}
 
 
-
 def _from_clipping(name: str):
     if name.startswith("__"):  # import-system probes (__path__...): not clipping's names
         raise AttributeError(name)
