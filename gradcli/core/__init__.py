@@ -1,5 +1,6 @@
 """gradcli's bundled reverse-mode autodiff core on numpy: the library behind `import gradcli`."""
 import sys
+import types
 
 from ..fd import directional_projection
 from ..ops import OPS as _OPS
@@ -33,8 +34,23 @@ for _name in _OPS:
 
 # name -> the module that defines it, imported on first use of one of its names: a run
 # without train.clip never needs clipping, one with --no-numeric no finite differences
-_LAZY = {"clip_by_global_norm": "clip", "clip_by_norm": "clip", "clip_by_value": "clip",
-         "global_norm": "clip", "numeric_gradients": "numeric"}
+_LAZY = {"clip_by_global_norm": "clipping", "clip_by_norm": "clipping", "clip_by_value": "clipping",
+         "global_norm": "clipping", "numeric_gradients": "numeric"}
+
+
+def _from_clipping(name: str):
+    if name.startswith("__"):  # import-system probes (__path__...): not clipping's names
+        raise AttributeError(name)
+    return getattr(__import__(f"{__name__}.clipping", fromlist=["_"]), name)
+
+
+# Clipping lives in core/clipping.py: a submodule named clip, imported after the clip op is
+# bound (lazily, or by a user's `import gradcli.core.clip`), would be bound over the op.
+# The old module path stays importable as this alias, found in sys.modules, so importing it
+# binds nothing; its names load core/clipping.py on first use.
+_clip_alias = types.ModuleType(f"{__name__}.clip", "Alias of gradcli.core.clipping.")
+_clip_alias.__getattr__ = _from_clipping
+sys.modules[_clip_alias.__name__] = _clip_alias
 
 # Everything above except the implementation modules; gc.train stays a namespace.
 __all__ = [_n for _n, _v in list(globals().items())
@@ -50,8 +66,6 @@ def __getattr__(name: str):
     home = _LAZY.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    clip_op = globals()["clip"]
     __import__(f"{__name__}.{home}")  # as an import statement would (-X importtime reports it)
-    globals()["clip"] = clip_op  # importing core/clip.py bound the module over the clip op
     value = globals()[name] = getattr(sys.modules[f"{__name__}.{home}"], name)
     return value

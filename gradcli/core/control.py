@@ -15,7 +15,7 @@ from typing import Callable
 from ..errors import GradientError
 from ..ops import BUILTINS
 from . import ops_math as M
-from .graph import Tensor, Variable, make_op, walk_ops
+from .graph import Tensor, Variable, make_op, uid_mark, walk_ops
 from .registry import defgrad
 
 
@@ -68,6 +68,7 @@ def custom_gradient(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args):
         xs = tuple(M.convert(a) for a in args)
+        start = uid_mark()
         result = fn(*xs)
         if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
             raise GradientError(f"custom_gradient function {_name(fn)!r} must return "
@@ -78,7 +79,7 @@ def custom_gradient(fn: Callable) -> Callable:
         if not all(isinstance(y, Tensor) for y in ys):
             raise GradientError(f"custom_gradient function {_name(fn)!r} must return tensors "
                                 "as its output; build it from gc ops")
-        captured = _captured_variables(ys, xs)
+        captured = _captured_variables(ys, xs, start)
         if captured and not _takes_variables(grad_fn):
             raise CapturedVariablesError(f"custom_gradient function {_name(fn)!r} reads the variable(s) "
                                 f"{', '.join(repr(v.name) for v in captured)}, which are not "
@@ -96,11 +97,19 @@ def custom_gradient(fn: Callable) -> Callable:
     return wrapper
 
 
-def _captured_variables(ys: tuple, xs: tuple) -> list:
+def _captured_variables(ys: tuple, xs: tuple, start: int) -> list:
     """The trainable variables the forward read other than through its inputs (what
-    tf.custom_gradient's VariableWatcher finds), in the order they were made."""
-    found = {t.uid: t for op in walk_ops(ys, stop_ids={x.uid for x in xs}) if not op.inputs
-             for t in op.outputs if isinstance(t, Variable) and t.trainable}
+    tf.custom_gradient's VariableWatcher finds), in the order they were made.
+
+    Only reads while fn ran count, as TF's watcher: the walk stops at tensors built before
+    the call (a weight computed from a variable beforehand is a constant to fn), and a
+    variable counts when an op fn built reads it, or fn returns it.
+    """
+    x_ids = {x.uid for x in xs}
+    ops = walk_ops(ys, stop=lambda t: t.uid in x_ids or t.op.uid < start)
+    read = [*ys, *(t for op in ops for t in op.inputs)]
+    found = {t.uid: t for t in read
+             if isinstance(t, Variable) and t.trainable and t.uid not in x_ids}
     return [found[uid] for uid in sorted(found)]
 
 

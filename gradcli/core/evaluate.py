@@ -382,6 +382,10 @@ class CompiledFunction:
         self.kept = {id(_owner(v)) for v in self.schedule.template if isinstance(v, np.ndarray)}
 
     def __call__(self, *values) -> list:
+        if len(values) != len(self.fed_as):  # zip would drop extras, the replay miss a value
+            names = ", ".join(repr(t.name) for t in self.feeds)
+            raise GraphError(f"this gc.function takes {len(self.fed_as)} feed value(s), one per "
+                             f"feed ({names or 'none'}), in that order; got {len(values)}")
         # checked as evaluate's feed is (the replay keeps the shapes it was built for); an
         # array already of the fed shape and dtype, a training loop's case, passes as it is
         for k, (v, (shape, dtype)) in enumerate(zip(values, self.fed_as)):

@@ -23,6 +23,11 @@ from .registry import _scopes, claim_override
 _uids = itertools.count()
 
 
+def uid_mark() -> int:
+    """A uid below every op and tensor built from now on: what existed before a point."""
+    return next(_uids)
+
+
 class State:
     """Global graph state: bumps when a variable changes, so cached values go stale."""
 

@@ -144,7 +144,7 @@ def test_run_imports_no_framework_and_no_other_command():
     # nor the data: and sweep: sections' readers (the demo has neither), nor --set's
     assert not {"gradcli.spec.data", "gradcli.spec.sweep", "gradcli.spec.overrides"} & set(found["ours"])
     # nor the train: builder (expect: is spec/expect.py), nor clipping (train.clip's)
-    assert not {"gradcli.spec.training", "gradcli.core.clip"} & set(found["ours"])
+    assert not {"gradcli.spec.training", "gradcli.core.clipping"} & set(found["ours"])
     assert "gradcli.spec.expect" in found["ours"]
 
 
@@ -168,20 +168,43 @@ def test_library_import_is_lazy_and_complete():
 
 
 def test_clipping_on_first_use_leaves_the_clip_op_in_place():
-    """core/clip.py (clip_by_norm...) is imported on first use; importing it binds the module
-    as gradcli.core.clip, over the clip op of the same name, which must stay the op."""
+    """core/clipping.py (clip_by_norm...) is imported on first use; gc.clip stays the op."""
     import numpy as np
 
     code = ("import sys, numpy as np, gradcli as gc, gradcli.core as core\n"
-            "before = 'gradcli.core.clip' in sys.modules\n"
+            "before = 'gradcli.core.clipping' in sys.modules\n"
             "x = gc.constant(np.array([3.0, 4.0]))\n"
             "c = gc.clip_by_norm(x, 1.0)\n"
-            "print(before, 'gradcli.core.clip' in sys.modules, callable(core.clip), gc.clip is core.clip,\n"
+            "print(before, 'gradcli.core.clipping' in sys.modules, callable(core.clip),\n"
+            "      gc.clip is core.clip,\n"
             "      gc.evaluate(gc.clip(x, 0.0, 3.5)).tolist(), gc.evaluate(c).tolist())\n")
     out = run_python(code).split(" ", 4)
     assert out[:4] == ["False", "True", "True", "True"]
     x = np.array([3.0, 4.0])  # the oracle: np.clip, and x * clip_norm / ||x|| (tf.clip_by_norm)
     assert out[4].strip() == f"{np.clip(x, 0.0, 3.5).tolist()} {(x * 1.0 / np.sqrt(25.0)).tolist()}"
+
+
+def test_importing_every_core_submodule_leaves_the_ops_in_place():
+    """A plain `import gradcli.core.<m>` binds <m> on gradcli.core, over an op of that name
+    (review6 4: `import gradcli.core.clip` made gc.clip a module): clipping is core/clipping.py,
+    and gradcli.core.clip an alias of it that binds nothing. A fresh interpreter, so the
+    import order is the user's."""
+    import numpy as np
+
+    code = ("import pkgutil, numpy as np, gradcli.core\n"
+            "import gradcli.core.clip\n"
+            "from gradcli.core.clip import clip_by_norm\n"
+            "names = [m.name for m in pkgutil.iter_modules(gradcli.core.__path__)]\n"
+            "for m in names: __import__('gradcli.core.' + m)\n"
+            "gc = gradcli.core\n"
+            "x = gc.constant(np.array([-3.0, 0.5, 4.0]))\n"
+            "modules = [n for n in gc.__all__\n"
+            "           if n != 'train' and type(getattr(gc, n)).__name__ == 'module']\n"
+            "print(sorted(modules), clip_by_norm is gc.clip_by_norm,\n"
+            "      gc.evaluate(gc.clip(x, -1.0, 1.0)).tolist())\n")
+    out = run_python(code).split(" ", 2)
+    assert out[:2] == ["[]", "True"]
+    assert out[2].strip() == str(np.clip([-3.0, 0.5, 4.0], -1.0, 1.0).tolist())
 
 
 def test_no_submodule_hides_a_public_name():

@@ -1,5 +1,7 @@
-"""gc.function checks what it is fed as gc.evaluate does, and gc.custom_gradient treats a
-variable its forward captures as tf.custom_gradient does (tryout6 findings 3 and 4).
+"""gc.function checks what it is fed (each value, and their number: review6 6) as
+gc.evaluate does, and gc.custom_gradient treats a variable its forward captures as
+tf.custom_gradient does (tryout6 findings 3 and 4; review6 3: only variables read while
+the forward runs count).
 
 Oracles: numpy by hand and TensorFlow's own tf.custom_gradient / GradientTape.
 """
@@ -121,3 +123,107 @@ def test_custom_gradient_reading_only_its_inputs_or_constants_needs_no_variables
 
     (g,) = gc.gradients(gc.sum(f(x)), [x])
     np.testing.assert_array_equal(gc.evaluate(g), [7.0, 7.0])
+
+
+def _tf_prebuilt(graph: bool):
+    """review6 3: h is built from w before the call; fn closes over h only."""
+    w = tf.Variable(np.array([1.0, 2.0]), name="w")
+    x = tf.constant(np.array([1.0, 1.0]))
+
+    def run():
+        h = w * 3.0
+
+        @tf.custom_gradient
+        def f(v):
+            def grad(dy):
+                return dy * h
+            return v * h, grad
+
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = tf.reduce_sum(f(x))
+        return tape.gradient(out, [x, w])
+
+    grads = tf.function(run)() if graph else run()
+    return [None if g is None else g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["eager", "tf.function"])
+def test_custom_gradient_closing_over_a_tensor_built_from_a_variable_before_the_call(graph):
+    expected = _tf_prebuilt(graph)
+    assert expected[1] is None and expected[0].tolist() == [3.0, 6.0]
+    w = gc.variable(np.array([1.0, 2.0]), name="w")
+    h = w * 3.0
+
+    @gc.custom_gradient
+    def f(v):
+        return v * h, lambda dy: dy * h
+
+    x = gc.constant(np.array([1.0, 1.0]))
+    gx, gw = gc.gradients(gc.sum(f(x)), [x, w])
+    np.testing.assert_array_equal(gc.evaluate(gx), expected[0])
+    assert gw is None
+
+
+def test_custom_gradient_reports_only_the_variables_read_inside_as_tensorflow():
+    def tf_seen():
+        w = tf.Variable(np.array([1.0, 2.0]), name="w")
+        u = tf.Variable(np.array([5.0, 7.0]), name="u")
+        h, seen = w * 3.0, []
+
+        @tf.custom_gradient
+        def f(v):
+            def grad(dy, variables=None):
+                seen.append([var.name.split(":")[0] for var in variables])
+                return dy * h * u, [dy * v * h for _ in variables]
+            return v * h * u, grad
+
+        x = tf.constant(np.array([1.0, -1.0]))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = tf.reduce_sum(f(x))
+        grads = tape.gradient(out, [x, w, u])
+        return seen, [None if g is None else g.numpy() for g in grads]
+
+    tf_names, expected = tf_seen()
+    assert tf_names == [["u"]] and expected[1] is None
+    w = gc.variable(np.array([1.0, 2.0]), name="w")
+    u = gc.variable(np.array([5.0, 7.0]), name="u")
+    h, seen = w * 3.0, []
+
+    @gc.custom_gradient
+    def f(v):
+        def grad(dy, variables=None):
+            seen.append([var.name for var in variables])
+            return dy * h * u, [dy * v * h for _ in variables]
+        return v * h * u, grad
+
+    x = gc.constant(np.array([1.0, -1.0]))
+    grads = gc.gradients(gc.sum(f(x)), [x, w, u])
+    assert seen == tf_names and grads[1] is None
+    np.testing.assert_array_equal(gc.evaluate(grads[0]), expected[0])
+    np.testing.assert_array_equal(gc.evaluate(grads[2]), expected[2])
+
+    @gc.custom_gradient
+    def g(v):  # the same reads without variables=: refused, naming u only (TF: a TypeError)
+        return v * h * u, lambda dy: dy * h * u
+
+    with pytest.raises(TypeError, match=r"'u', which"):
+        g(x)
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_function_refuses_a_wrong_number_of_feed_values(count):
+    """review6 6: zip() dropped extras, and a missing value reached the replay as None."""
+    x = gc.variable(np.array([1.0, 2.0]), name="x", trainable=False)
+    k = gc.variable(np.array([3.0]), name="k", trainable=False)
+    y = gc.sum(x * 2.0 + k)
+    f = gc.function([y, x], feeds=[x, k])
+    a = np.array([0.5, 4.0])
+    with pytest.raises(GraphError, match=rf"takes 2 feed value\(s\).*'x', 'k'.*got {count}$"):
+        f(*[a, np.array([1.0]), a][:count])
+    value, fed = f(a, np.array([1.0]))  # the right number: numpy's numbers
+    assert value == np.sum(a * 2.0 + 1.0)
+    np.testing.assert_array_equal(fed, a)
+    with pytest.raises(GraphError, match=r"takes 0 feed value\(s\).*\(none\).*got 1$"):
+        gc.function([y])(a)
