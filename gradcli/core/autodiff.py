@@ -125,31 +125,33 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
     floor = min(x.op.uid for x in xs if x.uid in reaching)
     relevant: list[Op] = []
     seen: set[int] = set()
+    see, reach, place = seen.add, reaching.add, relevant.append  # bound once: called per op
     for y in ys:
         op = y.op
         if y.uid in stops or op.uid in seen or op.uid <= floor or not op.inputs:
             continue
-        seen.add(op.uid)
+        see(op.uid)
         stack = [(op, iter(op.inputs))]
+        push, pop = stack.append, stack.pop
         while stack:
             op, children = stack[-1]
             for child in children:
                 cop = child.op
                 cuid = cop.uid
                 if cuid > floor and cuid not in seen and cop.inputs and child.uid not in stops:
-                    seen.add(cuid)
-                    stack.append((cop, iter(cop.inputs)))
+                    see(cuid)
+                    push((cop, iter(cop.inputs)))
                     break
             else:
-                stack.pop()
+                pop()
                 if every is not None:
                     every.append(op)
                 for t in op.inputs:
                     if t.uid in reaching:
-                        relevant.append(op)
+                        place(op)
                         for out in op.outputs:
                             if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
-                                reaching.add(out.uid)
+                                reach(out.uid)
                         break
     return relevant
 
@@ -227,7 +229,14 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                 if not (g.__class__ is Tensor and g.shape == t.shape
                         and (g.dtype is t.dtype or g.dtype == t.dtype)):
                     g = _fit(g, t, i, op, name, strict)
-                _arrive(partials, t.uid, g)
+                # _arrive's body, written out (one call per gradient edge saved)
+                parts = partials.get(t.uid)
+                if parts is None:
+                    partials[t.uid] = g
+                elif parts.__class__ is list:
+                    parts.append(g)
+                else:
+                    partials[t.uid] = [parts, g]
 
 
 def _output_grads(outputs: tuple, partials: dict, wanted: set, done: dict, stops: set):

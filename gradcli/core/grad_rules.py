@@ -195,8 +195,8 @@ defgrad("sqrt", lambda op, g: M.sqrt_grad(_y(op), g))
 defgrad("square", lambda op, g: M.mul(g, M.mul(_x(op), 2)))
 defgrad("sin", lambda op, g: M.mul(g, M.cos(_x(op))))
 defgrad("cos", lambda op, g: M.neg(M.mul(g, M.sin(_x(op)))))
-defgrad("tanh", lambda op, g: M.tanh_grad(_y(op), g))
-defgrad("sigmoid", lambda op, g: M.sigmoid_grad(_y(op), g))
+defgrad("tanh", lambda op, g: M.tanh_grad(op.outputs[0], g))  # no _y frame: W1's hot rule
+defgrad("sigmoid", lambda op, g: M.sigmoid_grad(op.outputs[0], g))
 defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zero(g)))
 defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
 defgrad("reciprocal", lambda op, g: M.reciprocal_grad(_y(op), g))
@@ -251,6 +251,8 @@ def _mul_grad(op, g):
     # the most used rule of all, written out: no closures for _each
     x, y = op.inputs
     need_x, need_y = needed(op)
+    if g.op.type not in M.SEED_TYPES:  # g cannot be the seed of ones (_times): multiply at once
+        return M.mul(g, y) if need_x else None, M.mul(g, x) if need_y else None
     return _times(g, y) if need_x else None, _times(g, x) if need_y else None
 
 
@@ -270,7 +272,7 @@ defgrad("where", lambda op, g: (None,) + _select(_x(op), g, *needed(op)[1:]))
 
 def _times(g, t):
     # g * t, skipped when g is the broadcast seed of ones: a whole pass over t saved. (Only a
-    # constant, or one reshaped or broadcast, can be the seed: other gradients skip the call.)
+    # constant, or one reshaped or broadcast, can be the seed: _mul_grad asks only for those.)
     if (g.op.type in M.SEED_TYPES and M.is_ones(g) and g.dtype == t.dtype
             and np.broadcast_shapes(g.shape, t.shape) == t.shape):
         return t

@@ -239,47 +239,43 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
 _RESULT_DTYPES: dict[tuple, object] = {}
 
 
-def make_elementwise(type_: str, kernel: Callable, inputs: tuple) -> Tensor:
+def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = _NO_ATTRS,
+                     shape: tuple | None = None, dtype: np.dtype | None = None) -> Tensor:
     """An elementwise op's output: shape and dtype from the inputs, value computed on demand.
 
     For float inputs only, outside a memory budget: there a kernel cannot fail on values
     under errstate, so nothing is lost by not running it now. Integer and boolean inputs (int ** -1
     raises) and inputs that do not broadcast (the kernel's own error says why) go
-    through make_op, which runs the kernel.
+    through make_op, which runs the kernel. A caller that gives shape and dtype (make_lazy)
+    skips all of that.
     """
-    first = inputs[0]
-    if len(inputs) == 1:
-        key = (type_, first.dtype)
-    elif len(inputs) == 2:
-        key = (type_, first.dtype, inputs[1].dtype)
-    else:
-        key = (type_, *[t.dtype for t in inputs])
-    dtype = _RESULT_DTYPES.get(key)
-    if dtype is None:
-        dtype = _RESULT_DTYPES[key] = _result_dtype(kernel, key[1:])
-    if dtype is False:
-        return make_op(type_, kernel, inputs).outputs[0]
-    shape = first.shape
-    for t in inputs:
-        s = t.shape
-        if s and s != shape:  # a 0-d input (y * 0.999) leaves the shape as it is
-            shape = _broadcast(inputs)
-            if shape is None:
-                return make_op(type_, kernel, inputs).outputs[0]
-            break
-    if budgets._active is not None:
-        # Under a memory budget (every CLI run) values are computed at build as before: the
-        # ledger counts what is held, and an allocation that fails names the op that made it.
-        return make_op(type_, kernel, inputs).outputs[0]
-    return make_lazy(type_, kernel, inputs, _NO_ATTRS, shape, dtype)
-
-
-def make_lazy(type_: str, kernel: Callable, inputs: tuple, attrs: dict, shape: tuple,
-              dtype: np.dtype) -> Tensor:
-    """An op whose caller knows its output's shape and dtype: its kernel is not run now, and
-    its value is computed only if asked for (refresh). The caller has checked that the
-    kernel cannot fail on these inputs."""
-    # Op.__init__ and Tensor.__init__ written out, without their calls (the build's hot path)
+    if shape is None:
+        first = inputs[0]
+        if len(inputs) == 1:
+            key = (type_, first.dtype)
+        elif len(inputs) == 2:
+            key = (type_, first.dtype, inputs[1].dtype)
+        else:
+            key = (type_, *[t.dtype for t in inputs])
+        dtype = _RESULT_DTYPES.get(key)
+        if dtype is None:
+            dtype = _RESULT_DTYPES[key] = _result_dtype(kernel, key[1:])
+        if dtype is False:
+            return make_op(type_, kernel, inputs).outputs[0]
+        shape = first.shape
+        for t in inputs:
+            s = t.shape
+            if s and s != shape:  # a 0-d input (y * 0.999) leaves the shape as it is
+                shape = _broadcast(inputs)
+                if shape is None:
+                    return make_op(type_, kernel, inputs).outputs[0]
+                break
+        if budgets._active is not None:
+            # Under a memory budget (every CLI run) values are computed at build as before: the
+            # ledger counts what is held, and an allocation that fails names the op that made it.
+            return make_op(type_, kernel, inputs).outputs[0]
+    # Op.__init__ and Tensor.__init__ written out, without their calls (the build's hot path),
+    # and here rather than in make_lazy: one Python frame fewer per elementwise op
     op = _new(Op)
     op.type, op.inputs, op.attrs, op.kernel = type_, inputs, attrs, kernel
     op.override, op.uid, op.origin = None, next(_uids), ORIGIN.current
@@ -292,6 +288,14 @@ def make_lazy(type_: str, kernel: Callable, inputs: tuple, attrs: dict, shape: t
     if _scopes.stack:
         op.override = claim_override(op)
     return out
+
+
+def make_lazy(type_: str, kernel: Callable, inputs: tuple, attrs: dict, shape: tuple,
+              dtype: np.dtype) -> Tensor:
+    """An op whose caller knows its output's shape and dtype: its kernel is not run now, and
+    its value is computed only if asked for (refresh). The caller has checked that the
+    kernel cannot fail on these inputs."""
+    return make_elementwise(type_, kernel, inputs, attrs, shape, dtype)
 
 
 def _broadcast(inputs: tuple):

@@ -133,21 +133,30 @@ def binary(type_: str, kernel, x, y) -> Tensor:
     return make_op(type_, kernel, _pair(x, y)).outputs[0]
 
 
-def elementwise1(type_: str, kernel, x) -> Tensor:
-    """A one-input elementwise op (make_elementwise: its value is computed on demand)."""
-    return make_elementwise(type_, kernel, (x if isinstance(x, Tensor) else convert(x),))
+def elementwise1(type_: str, kernel):
+    """A one-input elementwise op's builder (make_elementwise: its value is computed on demand)."""
+    # a closure over the op, so that each call is one Python frame before make_elementwise
+    def build(x):
+        if x.__class__ is Tensor:
+            outs = x.op.outputs
+            if len(outs) == 1 and outs[0] is x:  # x's op's (x,) serves as the inputs: tuples
+                return make_elementwise(type_, kernel, outs)  # are immutable; one object fewer
+        return make_elementwise(type_, kernel, (x,) if isinstance(x, Tensor) else (convert(x),))
+    return build
 
 
-def elementwise2(type_: str, kernel, x, y) -> Tensor:
-    """A two-input elementwise op (make_elementwise: its value is computed on demand)."""
-    if x.__class__ is Tensor:  # the build's common cases, without _pair's checks and calls
-        if y.__class__ is float:  # y * 0.999: the float's shared constant, if there is one yet
-            shared = _floats.get((y, x.dtype))
-            if shared is not None:
-                return make_elementwise(type_, kernel, (x, shared))
-        elif y.__class__ is Tensor and y.dtype is x.dtype:
-            return make_elementwise(type_, kernel, (x, y))
-    return make_elementwise(type_, kernel, _pair(x, y))
+def elementwise2(type_: str, kernel):
+    """A two-input elementwise op's builder (make_elementwise: its value is computed on demand)."""
+    def build(x, y):  # no annotation: inspect.signature(gc.add) shows the table's (x, y) alone
+        if x.__class__ is Tensor:  # the build's common cases, without _pair's checks and calls
+            if y.__class__ is float:  # y * 0.999: the float's shared constant, if there is one yet
+                shared = _floats.get((y, x.dtype))
+                if shared is not None:
+                    return make_elementwise(type_, kernel, (x, shared))
+            elif y.__class__ is Tensor and y.dtype is x.dtype:
+                return make_elementwise(type_, kernel, (x, y))
+        return make_elementwise(type_, kernel, _pair(x, y))
+    return build
 
 
 # ----- the table's elementwise ops, one builder each, generated from their entries -----
@@ -170,7 +179,7 @@ def _named(build, spec: OpSpec):
 def _unary_builder(spec: OpSpec):
     type_, kernel, attrs = spec.name, spec.kernel, spec.params[1:]
     if not attrs:
-        return _named(lambda x: elementwise1(type_, kernel, x), spec)
+        return _named(elementwise1(type_, kernel), spec)
     if len(attrs) > 1:
         raise GraphError(f"op {type_!r}: a generated one-input builder takes one attribute")
 
@@ -184,7 +193,7 @@ def _binary_builder(spec: OpSpec):
     type_, kernel = spec.name, spec.kernel
     if type_ == "matmul":  # the one binary op that is not elementwise
         return _named(lambda x, y: binary(type_, kernel, x, y), spec)
-    return _named(lambda x, y: elementwise2(type_, kernel, x, y), spec)
+    return _named(elementwise2(type_, kernel), spec)
 
 
 _FAMILIES = {"unary": _unary_builder, "binary": _binary_builder}
@@ -222,12 +231,6 @@ def dtype(x) -> np.dtype:
 
 
 # ----- gradient kernels that are ops too, so that second derivatives work -----
-def tanh_grad(y, g): return elementwise2("tanh_grad", _tanh_grad, y, g)
-def sigmoid_grad(y, g): return elementwise2("sigmoid_grad", _sigmoid_grad, y, g)
-def sqrt_grad(y, g): return elementwise2("sqrt_grad", _sqrt_grad, y, g)
-def reciprocal_grad(y, g): return elementwise2("reciprocal_grad", _reciprocal_grad, y, g)
-
-
 def _tanh_grad(y, g):
     return g * (1 - y * y)
 
@@ -252,6 +255,12 @@ def _zero_where_no_upstream(grad, g):
             np.copyto(grad, 0, where=np.broadcast_to(g == 0, grad.shape))
         return grad
     return grad.dtype.type(0) if g == 0 else grad
+
+
+tanh_grad = elementwise2("tanh_grad", _tanh_grad)  # builders: (y, g) -> their op's output
+sigmoid_grad = elementwise2("sigmoid_grad", _sigmoid_grad)
+sqrt_grad = elementwise2("sqrt_grad", _sqrt_grad)
+reciprocal_grad = elementwise2("reciprocal_grad", _reciprocal_grad)
 
 
 # Python's name for each operator of the table; == and != stay identity comparisons so that
