@@ -57,7 +57,8 @@ def _comparison_doc(c, judged: bool) -> dict:
     return {"runs": c.labels, "within_tolerance": c.ok if judged else None,
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
-                      "excused": r.excused, "notes": r.notes, "present": r.present}
+                      "excused": r.excused, "notes": r.notes, "present": r.present,
+                      "note_elements": [None if e is None else list(e) for e in r.note_elements]}
                      for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
                        "max_diff": jsonable(r.max_diff), "within": r.within,

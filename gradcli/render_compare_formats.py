@@ -76,6 +76,8 @@ def _verdict_rows(section: str, place: tuple, r: dict):
         yield (section, "", *place, kind, "", csv_value(r[kind]))
     for number, note in enumerate(r["notes"]):
         yield (section, "", *place, "note", f"[{number}]", csv_value(note))
+    for number, elements in enumerate(r.get("note_elements", ())):  # gradient rows: JSON's key
+        yield (section, "", *place, "note_elements", f"[{number}]", csv_value(elements))
 
 
 def _curve_rows(run: int, train: dict | None):
