@@ -47,6 +47,7 @@ class ComparisonRow(_Excusable):
                              # element such a note is about
     note_elements: list = Factory(list)  # one per note: flat indices of the elements it is
                                          # about, None for every element
+    float32_rtol: float | None = None  # the per-element float32 allowance, where it was applied
 
 
 @record(frozen=False)
@@ -60,6 +61,7 @@ class TrainingComparisonRow(_Excusable):
     within: bool | None
     notes: list = Factory(list)
     explained: bool = False
+    float32_rtol: float | None = None  # the per-element float32 allowance, where it was applied
 
 
 NOT_TRAINED = "not trained"  # a training value of a run that has no train block
@@ -79,16 +81,14 @@ class Comparison:
     train_rows: list[TrainingComparisonRow]
     ok: bool
     warnings: list = Factory(list)
-    float32_rtol: float | None = None  # the per-element float32 allowance used, if any
 
 
 def comparison(results: list, labels: list[str], tolerance: float | None) -> Comparison:
     """compare and compare_training together; ok only when both agree."""
     rows, gradients_ok = compare(results, tolerance, labels)
     train_rows, training_ok = compare_training(results, tolerance, rows)
-    float32 = any(r.experiment.dtype == "float32" for r in results)
     return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok,
-                      _unshared(labels, rows), FLOAT32_ROUNDING if float32 else None)
+                      _unshared(labels, rows))
 
 
 def _unshared(labels: list[str], rows: list[ComparisonRow]) -> list[str]:
@@ -126,11 +126,12 @@ def compare(results: list, tolerance: float | None = None,
                  for (label, text, _), elements in pair.items()]
         present = [name in r.gradients.get(out, {}) for r in results]
         excusing = [elements for (_, _, topic), elements in pair.items() if topic not in _NOT_A_GAP]
-        max_diff, within, nonfinite = _agreement(grads, tolerance, float32, _covered(excusing))
+        max_diff, within, nonfinite, rtol = _agreement(grads, tolerance, float32,
+                                                       _covered(excusing))
         if not all(present):  # a pair a spec lacks is no unconnected gradient: nothing to compare
-            max_diff, within, nonfinite = None, None if tolerance is None else False, False
+            max_diff, within, nonfinite, rtol = None, None if tolerance is None else False, False, None
         row = ComparisonRow(out, name, grads, _get(results[0], out, name, "true"), max_diff, within,
-                            notes, present, nonfinite and bool(excusing), list(pair.values()))
+                            notes, present, nonfinite and bool(excusing), list(pair.values()), rtol)
         ok = ok and (within is not False or row.excused)
         rows.append(row)
     return rows, ok
@@ -204,23 +205,24 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
     out, ok = [], True
     for quantity, pick in quantities:
         values = [pick(t) for t in trained]
-        max_diff, within, nonfinite = ((None, None, False) if len(values) < 2
-                                       else _agreement(values, tolerance, float32))
+        max_diff, within, nonfinite, rtol = ((None, None, False, None) if len(values) < 2
+                                             else _agreement(values, tolerance, float32))
         placed = iter(values)  # back in every run's column
         row = TrainingComparisonRow(
             quantity, [NOT_TRAINED if r.train is None else next(placed) for r in results],
-            max_diff, within, excuses if within is False else [], nonfinite and bool(excuses))
+            max_diff, within, excuses if within is False else [], nonfinite and bool(excuses), rtol)
         ok = ok and (within is not False or row.excused)
         out.append(row)
     return out, ok
 
 
 def _agreement(values: list, tolerance: float | None, float32: bool, covered=None
-               ) -> tuple[float | None, bool | None, bool]:
+               ) -> tuple[float | None, bool | None, bool, float | None]:
     """The largest gap from the first run (NaN beats any number), whether every element is
     within the tolerance (in float32, plus FLOAT32_ROUNDING times that element's own size),
     and whether every element outside it has a NaN on one side or an infinity against a number
-    and is one of the `covered` flat indices (None: any element)."""
+    and is one of the `covered` flat indices (None: any element); last, the float32 allowance
+    if it was applied to some element."""
     first = values[0]
     diffs = [_max_diff(first, v) for v in values[1:]]
     if any(d is None for d in diffs):
@@ -230,19 +232,20 @@ def _agreement(values: list, tolerance: float | None, float32: bool, covered=Non
     else:
         max_diff = max(diffs, default=0.0)
     if tolerance is None:
-        return max_diff, None, False
+        return max_diff, None, False, None
     if not all((v is None) == (first is None) for v in values):
-        return max_diff, False, False
+        return max_diff, False, False, None
     if first is None:
-        return max_diff, True, False
-    within, nonfinite = True, True
+        return max_diff, True, False, None
+    within, nonfinite, rtol = True, True, None
     for v in values[1:]:
         a, b = np.asarray(first, dtype=np.float64), np.asarray(v, dtype=np.float64)
         if a.shape != b.shape:
-            return max_diff, False, False
+            return max_diff, False, False, None
         gap = elementwise_gap(a, b)
         allowed = tolerance
         if float32:
+            rtol = FLOAT32_ROUNDING
             with np.errstate(all="ignore"):
                 allowed = tolerance + FLOAT32_ROUNDING * np.where(np.isfinite(a), np.abs(a), 0.0)
         outside = ~(gap <= allowed)  # NaN gaps are outside
@@ -254,7 +257,7 @@ def _agreement(values: list, tolerance: float | None, float32: bool, covered=Non
             if covered is not None:  # only at the elements the notes are about
                 edge &= np.isin(np.flatnonzero(outside), list(covered))
             nonfinite = nonfinite and bool(np.all(edge))
-    return max_diff, within, nonfinite and not within
+    return max_diff, within, nonfinite and not within, rtol
 
 
 def _get(result, out: str, name: str, kind: str):

@@ -15,7 +15,7 @@ from .render_formats import csv_leaves, csv_text, csv_value, md_code, md_records
 
 CSV_COLUMNS = ("comparison", "spec", "section", "run", "label", "output", "input", "quantity",
                "part", "step", "kind", "element", "value")
-_VERDICT = ("max_diff", "within", "excused")
+_VERDICT = ("max_diff", "within", "excused", "float32_rtol")
 
 
 def _comparisons(doc: dict) -> list[dict]:
@@ -139,9 +139,9 @@ def _headers(labels: list[str]) -> list[str]:
 
 def _md_comparison(c: dict) -> list[str]:
     runs = _headers(c["runs"])
-    verdict = ["max_diff", "within", "excused"]
     lines = []
     if c["rows"]:
+        verdict = _md_verdict(c["rows"])
         lines += md_table("gradients side by side", ["output/input", *runs, "true", *verdict],
                           [[md_code(f"{r['output']}/{r['input']}"),
                             *(md_value(v) if here else "absent" for v, here in zip(r["overridden"],
@@ -150,6 +150,7 @@ def _md_comparison(c: dict) -> list[str]:
                            for r in c["rows"]])
     lines += _md_notes([(f"{r['output']}/{r['input']}", r["notes"]) for r in c["rows"]])
     if c["train"]:
+        verdict = _md_verdict(c["train"])
         lines += md_table("training side by side", ["quantity", *runs, *verdict],
                           [[md_code(r["quantity"]), *map(md_value, r["values"]),
                             *(md_value(r[k]) for k in verdict)] for r in c["train"]])
@@ -159,6 +160,12 @@ def _md_comparison(c: dict) -> list[str]:
     if trained:
         lines += _md_curves(trained)
     return lines
+
+
+def _md_verdict(rows: list) -> list[str]:
+    """The verdict columns; float32_rtol only in a table where the allowance was applied (an
+    empty column would say nothing JSON's nulls do not)."""
+    return [k for k in _VERDICT if k != "float32_rtol" or any(r[k] is not None for r in rows)]
 
 
 def _md_notes(notes: list[tuple[str, list[str]]]) -> list[str]:
