@@ -11,6 +11,7 @@ import io
 import json
 
 from .render_compare import comparison_json
+from .render_train import final_is_last_evaluation
 from .render_formats import csv_leaves, csv_text, csv_value, md_code, md_records, md_table, md_text, md_value
 
 CSV_COLUMNS = ("comparison", "spec", "section", "run", "label", "output", "input", "quantity",
@@ -193,8 +194,11 @@ def _md_curves(trained: list[tuple[str, dict]]) -> list[str]:
         steps = sorted({s for _, t in trained if part in t["metrics"].get(metric, {})
                         for s in t["eval_steps"]})
         rows = [[str(step), *(at(t, step) for _, t in trained)] for step in steps]
-        final = ["final", *(_final(t, metric, part) for _, t in trained)]
-        lines += md_table(f"{md_text(metric)} ({part}) side by side", ["step", *heads], rows + [final])
+        if _last_is_final([t for _, t in trained if part in t["metrics"].get(metric, {})], steps):
+            rows[-1][0] += " (final)"  # as run's table and compare's: the final row, once
+        else:
+            rows.append(["final", *(_final(t, metric, part) for _, t in trained)])
+        lines += md_table(f"{md_text(metric)} ({part}) side by side", ["step", *heads], rows)
     rows = [["steps", *(md_value(t["steps"]) for _, t in trained)],
             ["epochs", *(md_value(t["epochs"]) for _, t in trained)],
             ["final loss", *(md_value(t["final"]["loss"]) for _, t in trained)],
@@ -206,6 +210,13 @@ def _md_curves(trained: list[tuple[str, dict]]) -> list[str]:
             lines += md_records(f"{head} stopped: where the non-finite value was born",
                                 [t["stopped"]["nonfinite"]])
     return lines
+
+
+def _last_is_final(runs: list[dict], steps: list) -> bool:
+    """Whether the last row holds every run's final values: each run evaluated last after its
+    last step, all at that step (render_compare's rule for the table)."""
+    return bool(steps) and all(final_is_last_evaluation(t["eval_steps"], len(t["loss"]))
+                               and t["eval_steps"][-1] == steps[-1] for t in runs)
 
 
 def _final(train: dict, metric: str, part: str) -> str:
