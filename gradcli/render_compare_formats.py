@@ -11,8 +11,8 @@ import io
 import json
 
 from .render_compare import comparison_json
-from .render_train import final_is_last_evaluation
 from .render_formats import csv_leaves, csv_text, csv_value, md_code, md_records, md_table, md_text, md_value
+from .render_train import final_is_last_evaluation
 
 CSV_COLUMNS = ("comparison", "spec", "section", "run", "label", "output", "input", "quantity",
                "part", "step", "kind", "element", "value")

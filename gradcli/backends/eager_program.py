@@ -17,8 +17,8 @@ from ..fd import estimate
 from ..lang.interpret import Interpreter, spec_error
 from ..ops import OPS
 from .builder import gradient_of
-from .edge_elements import is_elementwise, on_inputs, reach
 from .eager import EagerBuilder
+from .edge_elements import is_elementwise, on_inputs, reach
 from .program import Convention, Program
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "

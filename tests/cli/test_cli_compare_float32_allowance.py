@@ -27,7 +27,10 @@ def compare(tmp_path, runs, *extra):
     return CliRunner().invoke(cli, ["compare", *paths, "--tolerance", "1e-6", *extra], env=ENV)
 
 
-def sgd(w, lr=float(np.float32(0.1)), steps=2):
+LR = float(np.float32(0.1))
+
+
+def sgd(w, lr=LR, steps=2):
     """As tf.compat.v1.train: the learning rate is a float32 tensor cast to w's dtype
     (docs/spec.md)."""
     for _ in range(steps):
