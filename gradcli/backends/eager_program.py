@@ -95,7 +95,7 @@ class EagerProgram(Program):
                 if self.kit.is_tensor(env[out.name]) and self.kit.is_tensor(x):
                     pairs.append((out.name, name, id(env[out.name]), id(x)))
         shapes = {id(t): tuple(self.kit.shape(t)) for node in graph.keep for part in node
-                  for t in part if self.kit.is_tensor(t)}
+                  for t in part if self.kit.is_tensor(t)} if self._edges else {}
         for op, text, inputs, results in self._edges:
             # through the op itself: y depends on one of its results, one of its inputs on x
             # (y depending on the op's input alone, e.g. on x itself, is another path)
