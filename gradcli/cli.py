@@ -201,7 +201,8 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
     out, err = consoles()
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
-    loaded = [attempt(p, lambda p=p: load_one(p, overrides, False, err), err) for p in specs]
+    # check_one: a spec's sweep block is checked as run and check do, though compare ignores it
+    loaded = [attempt(p, lambda p=p: check_one(p, overrides, False, err), err) for p in specs]
     _require_all(loaded, specs, fmt, output)
     if backends:  # each spec against itself on every backend, on its own
         groups = [[(b, exp, b) for b in backends] for exp in loaded]

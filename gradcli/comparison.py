@@ -43,7 +43,11 @@ class ComparisonRow(_Excusable):
     present: list = Factory(list)  # one per run: False where that run has no such pair at all
                                    # ("absent"; None in overridden is then no unconnected gradient)
     explained: bool = False  # a note that may excuse a gap is on the row, and every element
-                             # outside the tolerance is NaN or infinite on one side
+                             # outside the tolerance is NaN or infinite on one side, at an
+                             # element such a note is about
+    note_elements: list = Factory(list)  # one per note: flat indices of the elements it is
+                                         # about, None for every element
+    float32_rtol: float | None = None  # the per-element float32 allowance, where it was applied
 
 
 @record(frozen=False)
@@ -57,6 +61,7 @@ class TrainingComparisonRow(_Excusable):
     within: bool | None
     notes: list = Factory(list)
     explained: bool = False
+    float32_rtol: float | None = None  # the per-element float32 allowance, where it was applied
 
 
 NOT_TRAINED = "not trained"  # a training value of a run that has no train block
@@ -76,16 +81,14 @@ class Comparison:
     train_rows: list[TrainingComparisonRow]
     ok: bool
     warnings: list = Factory(list)
-    float32_rtol: float | None = None  # the per-element float32 allowance used, if any
 
 
 def comparison(results: list, labels: list[str], tolerance: float | None) -> Comparison:
     """compare and compare_training together; ok only when both agree."""
     rows, gradients_ok = compare(results, tolerance, labels)
     train_rows, training_ok = compare_training(results, tolerance, rows)
-    float32 = any(r.experiment.dtype == "float32" for r in results)
     return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok,
-                      _unshared(labels, rows), FLOAT32_ROUNDING if float32 else None)
+                      _unshared(labels, rows))
 
 
 def _unshared(labels: list[str], rows: list[ComparisonRow]) -> list[str]:
@@ -117,19 +120,57 @@ def compare(results: list, tolerance: float | None = None,
     rows, ok = [], True
     for out, name in keys:
         grads = [_get(r, out, name, "overridden") for r in results]
-        pair = [(label, c) for label, r in zip(labels, results)
-                for c in r.conventions if (c.output, c.input) == (out, name)]
-        notes = [f"{label}: {c.text}" for label, c in pair]
+        pair = _merged([(label, c) for label, r in zip(labels, results)
+                        for c in r.conventions if (c.output, c.input) == (out, name)])
+        notes = [f"{label}: {text}{_where(name, elements, grads)}"
+                 for (label, text, _), elements in pair.items()]
         present = [name in r.gradients.get(out, {}) for r in results]
-        max_diff, within, nonfinite = _agreement(grads, tolerance, float32)
+        excusing = [elements for (_, _, topic), elements in pair.items() if topic not in _NOT_A_GAP]
+        max_diff, within, nonfinite, rtol = _agreement(grads, tolerance, float32,
+                                                       _covered(excusing))
         if not all(present):  # a pair a spec lacks is no unconnected gradient: nothing to compare
-            max_diff, within, nonfinite = None, None if tolerance is None else False, False
+            max_diff, within, nonfinite, rtol = None, None if tolerance is None else False, False, None
         row = ComparisonRow(out, name, grads, _get(results[0], out, name, "true"), max_diff, within,
-                            notes, present,
-                            nonfinite and any(c.topic not in _NOT_A_GAP for _, c in pair))
+                            notes, present, nonfinite and bool(excusing), list(pair.values()), rtol)
         ok = ok and (within is not False or row.excused)
         rows.append(row)
     return rows, ok
+
+
+def _merged(pair: list) -> dict:
+    """{(run label, note text, topic): elements}: one note per text, its elements joined (the
+    same edge met at several ops); None, every element, absorbs any list."""
+    merged: dict = {}
+    for label, c in pair:
+        key = (label, c.text, c.topic)
+        if key not in merged:
+            merged[key] = c.elements
+        elif merged[key] is not None:
+            merged[key] = None if c.elements is None else tuple(sorted({*merged[key], *c.elements}))
+    return merged
+
+
+def _covered(excusing: list):
+    """The flat indices the excusing notes are about together (None: every element), or an
+    empty set when no note may excuse a gap."""
+    if any(elements is None for elements in excusing):
+        return None
+    return {i for elements in excusing for i in elements}
+
+
+SHOWN = 8  # element indices a note's text names before it says how many more
+
+
+def _where(name: str, elements, grads: list) -> str:
+    """Where a note holds, for its text: the input's elements (row-major), as numpy indexes them."""
+    if elements is None:
+        return ""
+    shape = next((np.shape(g) for g in grads if g is not None), ())
+    def index(i):
+        return str(i) if len(shape) <= 1 else ", ".join(map(str, np.unravel_index(i, shape)))
+    shown = ", ".join(f"{name}[{index(i)}]" for i in elements[:SHOWN])
+    more = f" and {len(elements) - SHOWN} more" if len(elements) > SHOWN else ""
+    return f" (at {shown}{more})"
 
 
 def compare_training(results: list, tolerance: float | None, rows: list[ComparisonRow]
@@ -164,22 +205,24 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
     out, ok = [], True
     for quantity, pick in quantities:
         values = [pick(t) for t in trained]
-        max_diff, within, nonfinite = ((None, None, False) if len(values) < 2
-                                       else _agreement(values, tolerance, float32))
+        max_diff, within, nonfinite, rtol = ((None, None, False, None) if len(values) < 2
+                                             else _agreement(values, tolerance, float32))
         placed = iter(values)  # back in every run's column
         row = TrainingComparisonRow(
             quantity, [NOT_TRAINED if r.train is None else next(placed) for r in results],
-            max_diff, within, excuses if within is False else [], nonfinite and bool(excuses))
+            max_diff, within, excuses if within is False else [], nonfinite and bool(excuses), rtol)
         ok = ok and (within is not False or row.excused)
         out.append(row)
     return out, ok
 
 
-def _agreement(values: list, tolerance: float | None, float32: bool
-               ) -> tuple[float | None, bool | None, bool]:
+def _agreement(values: list, tolerance: float | None, float32: bool, covered=None
+               ) -> tuple[float | None, bool | None, bool, float | None]:
     """The largest gap from the first run (NaN beats any number), whether every element is
     within the tolerance (in float32, plus FLOAT32_ROUNDING times that element's own size),
-    and whether every element outside it has a NaN on one side or an infinity against a number."""
+    and whether every element outside it has a NaN on one side or an infinity against a number
+    and is one of the `covered` flat indices (None: any element); last, the float32 allowance
+    if it was applied to some element."""
     first = values[0]
     diffs = [_max_diff(first, v) for v in values[1:]]
     if any(d is None for d in diffs):
@@ -189,19 +232,20 @@ def _agreement(values: list, tolerance: float | None, float32: bool
     else:
         max_diff = max(diffs, default=0.0)
     if tolerance is None:
-        return max_diff, None, False
+        return max_diff, None, False, None
     if not all((v is None) == (first is None) for v in values):
-        return max_diff, False, False
+        return max_diff, False, False, None
     if first is None:
-        return max_diff, True, False
-    within, nonfinite = True, True
+        return max_diff, True, False, None
+    within, nonfinite, rtol = True, True, None
     for v in values[1:]:
         a, b = np.asarray(first, dtype=np.float64), np.asarray(v, dtype=np.float64)
         if a.shape != b.shape:
-            return max_diff, False, False
+            return max_diff, False, False, None
         gap = elementwise_gap(a, b)
         allowed = tolerance
         if float32:
+            rtol = FLOAT32_ROUNDING
             with np.errstate(all="ignore"):
                 allowed = tolerance + FLOAT32_ROUNDING * np.where(np.isfinite(a), np.abs(a), 0.0)
         outside = ~(gap <= allowed)  # NaN gaps are outside
@@ -210,8 +254,10 @@ def _agreement(values: list, tolerance: float | None, float32: bool
             # NaN on one side, or an infinity against a number: +inf against -inf is no edge's gap
             a_out, b_out = a[outside], b[outside]
             edge = (np.isnan(a_out) ^ np.isnan(b_out)) | (np.isfinite(a_out) ^ np.isfinite(b_out))
+            if covered is not None:  # only at the elements the notes are about
+                edge &= np.isin(np.flatnonzero(outside), list(covered))
             nonfinite = nonfinite and bool(np.all(edge))
-    return max_diff, within, nonfinite and not within
+    return max_diff, within, nonfinite and not within, rtol
 
 
 def _get(result, out: str, name: str, kind: str):

@@ -1,13 +1,17 @@
 """The data behind the curve figure: one input swept along x, the output's value and gradients.
 
-Every element of the input takes each value of the sweep in turn (the other
-inputs keep theirs); the series are one element of the gradients (by default
-the one whose overridden gradient is largest in magnitude at the spec's own
-values: element 0 of a digits network's first weights may multiply a pixel
-that is always 0) and the first output's same element (element 0 unless the
-output is shaped like the input) -- for an elementwise spec, f(x), f'(x) and
-the gradient used in its place. The spec is built once; each point replays it with a new
-input value (the numpy core assigns a variable; eager frameworks build again).
+One element of the input (by default the one whose overridden gradient is
+largest in magnitude at the spec's own values: element 0 of a digits network's
+first weights may multiply a pixel that is always 0) takes each value of the
+sweep in turn; its other elements and the other inputs keep the spec's values.
+The series are that element's gradients and the first output's same element
+(element 0 unless the output is shaped like the input), so the lower panel is
+the derivative of the upper one: for an elementwise spec, f(x), f'(x) and the
+gradient used in its place. (Setting every element to x instead, as before,
+drew a weight matrix's loss with all its weights equal -- a flat or odd curve
+whose slope was the sum of every element's derivative, not the one drawn.)
+The spec is built once; each point replays it with a new input value (the
+numpy core assigns a variable; eager frameworks build again).
 Plain numpy arrays out: the plot only draws them.
 """
 from __future__ import annotations
@@ -30,7 +34,8 @@ class Curve:
     name: str             # the spec's name (the figure's title)
     backend: str
     output: str           # the output plotted ("y", or "y[0]", "y[0, 0]" for a tensor)
-    input: str            # the input swept (every element of it takes each x)
+    input: str            # the input swept (its element `element` takes each x, the rest keep
+                          # the spec's values)
     element: str          # "" for a scalar input, "[0]", "[0, 3]": the gradient's element plotted
     x: np.ndarray
     forward: np.ndarray
@@ -185,7 +190,8 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
     forward, overridden, true, numeric, at = [], [], [], [], ()
     with np.errstate(all="ignore"):
         for t in xs:
-            value = np.full(base.shape, t, dtype=base.dtype)
+            value = base.copy()
+            value[element] = t  # one element moves: the others keep the spec's values
             y = np.asarray(program.output_at({name: value}, out))
             at = element if y.shape == base.shape else (0,) * y.ndim  # elementwise: the same one
             forward.append(_element(y, at))

@@ -57,11 +57,14 @@ def _comparison_doc(c, judged: bool) -> dict:
     return {"runs": c.labels, "within_tolerance": c.ok if judged else None,
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
-                      "excused": r.excused, "notes": r.notes, "present": r.present}
+                      "excused": r.excused, "notes": r.notes, "present": r.present,
+                      "note_elements": [None if e is None else list(e) for e in r.note_elements],
+                      "float32_rtol": r.float32_rtol}
                      for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
                        "max_diff": jsonable(r.max_diff), "within": r.within,
-                       "excused": r.excused, "notes": r.notes} for r in c.train_rows],
+                       "excused": r.excused, "notes": r.notes, "float32_rtol": r.float32_rtol}
+                      for r in c.train_rows],
             "curves": [{"run": label, "train": None if r.train is None else _curve_doc(r.train)}
                        for label, r in zip(c.labels, c.results)]}
 
@@ -84,10 +87,16 @@ def comparison_renderables(comparisons: list, tolerance: float | None) -> list:
             exp = c.results[0].experiment
             parts.append(Text.assemble(("spec ", "bold"), spec_text(exp.name, "bold"),
                                        spec_text(f" ({exp.path}) across backends", "dim")))
-        parts += [comparison_table(c.labels, c.rows, tolerance, c.float32_rtol),
-                  training_comparison_table(c.labels, c.train_rows, tolerance, c.float32_rtol),
+        parts += [comparison_table(c.labels, c.rows, tolerance, allowance_used(c.rows)),
+                  training_comparison_table(c.labels, c.train_rows, tolerance,
+                                            allowance_used(c.train_rows)),
                   convention_notes(c.labels, c.results, c.rows), *curve_tables(c.labels, c.results)]
     return [p for p in parts if p is not None]
+
+
+def allowance_used(rows: list) -> float | None:
+    """The float32 allowance some of these rows were judged with (None: none was)."""
+    return next((r.float32_rtol for r in rows if r.float32_rtol is not None), None)
 
 
 def allowance(tolerance: float, float32_rtol: float | None) -> str:

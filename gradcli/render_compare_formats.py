@@ -12,10 +12,11 @@ import json
 
 from .render_compare import comparison_json
 from .render_formats import csv_leaves, csv_text, csv_value, md_code, md_records, md_table, md_text, md_value
+from .render_train import final_is_last_evaluation
 
 CSV_COLUMNS = ("comparison", "spec", "section", "run", "label", "output", "input", "quantity",
                "part", "step", "kind", "element", "value")
-_VERDICT = ("max_diff", "within", "excused")
+_VERDICT = ("max_diff", "within", "excused", "float32_rtol")
 
 
 def _comparisons(doc: dict) -> list[dict]:
@@ -76,6 +77,8 @@ def _verdict_rows(section: str, place: tuple, r: dict):
         yield (section, "", *place, kind, "", csv_value(r[kind]))
     for number, note in enumerate(r["notes"]):
         yield (section, "", *place, "note", f"[{number}]", csv_value(note))
+    for number, elements in enumerate(r.get("note_elements", ())):  # gradient rows: JSON's key
+        yield (section, "", *place, "note_elements", f"[{number}]", csv_value(elements))
 
 
 def _curve_rows(run: int, train: dict | None):
@@ -137,9 +140,9 @@ def _headers(labels: list[str]) -> list[str]:
 
 def _md_comparison(c: dict) -> list[str]:
     runs = _headers(c["runs"])
-    verdict = ["max_diff", "within", "excused"]
     lines = []
     if c["rows"]:
+        verdict = _md_verdict(c["rows"])
         lines += md_table("gradients side by side", ["output/input", *runs, "true", *verdict],
                           [[md_code(f"{r['output']}/{r['input']}"),
                             *(md_value(v) if here else "absent" for v, here in zip(r["overridden"],
@@ -148,6 +151,7 @@ def _md_comparison(c: dict) -> list[str]:
                            for r in c["rows"]])
     lines += _md_notes([(f"{r['output']}/{r['input']}", r["notes"]) for r in c["rows"]])
     if c["train"]:
+        verdict = _md_verdict(c["train"])
         lines += md_table("training side by side", ["quantity", *runs, *verdict],
                           [[md_code(r["quantity"]), *map(md_value, r["values"]),
                             *(md_value(r[k]) for k in verdict)] for r in c["train"]])
@@ -157,6 +161,12 @@ def _md_comparison(c: dict) -> list[str]:
     if trained:
         lines += _md_curves(trained)
     return lines
+
+
+def _md_verdict(rows: list) -> list[str]:
+    """The verdict columns; float32_rtol only in a table where the allowance was applied (an
+    empty column would say nothing JSON's nulls do not)."""
+    return [k for k in _VERDICT if k != "float32_rtol" or any(r[k] is not None for r in rows)]
 
 
 def _md_notes(notes: list[tuple[str, list[str]]]) -> list[str]:
@@ -184,8 +194,11 @@ def _md_curves(trained: list[tuple[str, dict]]) -> list[str]:
         steps = sorted({s for _, t in trained if part in t["metrics"].get(metric, {})
                         for s in t["eval_steps"]})
         rows = [[str(step), *(at(t, step) for _, t in trained)] for step in steps]
-        final = ["final", *(_final(t, metric, part) for _, t in trained)]
-        lines += md_table(f"{md_text(metric)} ({part}) side by side", ["step", *heads], rows + [final])
+        if _last_is_final([t for _, t in trained if part in t["metrics"].get(metric, {})], steps):
+            rows[-1][0] += " (final)"  # as run's table and compare's: the final row, once
+        else:
+            rows.append(["final", *(_final(t, metric, part) for _, t in trained)])
+        lines += md_table(f"{md_text(metric)} ({part}) side by side", ["step", *heads], rows)
     rows = [["steps", *(md_value(t["steps"]) for _, t in trained)],
             ["epochs", *(md_value(t["epochs"]) for _, t in trained)],
             ["final loss", *(md_value(t["final"]["loss"]) for _, t in trained)],
@@ -197,6 +210,13 @@ def _md_curves(trained: list[tuple[str, dict]]) -> list[str]:
             lines += md_records(f"{head} stopped: where the non-finite value was born",
                                 [t["stopped"]["nonfinite"]])
     return lines
+
+
+def _last_is_final(runs: list[dict], steps: list) -> bool:
+    """Whether the last row holds every run's final values: each run evaluated last after its
+    last step, all at that step (render_compare's rule for the table)."""
+    return bool(steps) and all(final_is_last_evaluation(t["eval_steps"], len(t["loss"]))
+                               and t["eval_steps"][-1] == steps[-1] for t in runs)
 
 
 def _final(train: dict, metric: str, part: str) -> str:

@@ -114,7 +114,8 @@ def _section(result, curves: list) -> str:
             result.train, exp.train.loss))]), f"training loss{metrics} per step on {result.backend}"))
         parts.append(_train_table(result))
     for curve in curves:
-        parts.append(_figure(curve_figure(curve), f"{curve.output} along {curve.input}: forward "
+        swept = f"{curve.input}{curve.element}"
+        parts.append(_figure(curve_figure(curve), f"{curve.output} along {swept}: forward "
                              "value, true derivative, overridden gradient and numeric derivative"))
     parts.append("</section>")
     return "\n".join(parts)

@@ -15,8 +15,10 @@ import numpy as np
 from ..errors import GradientError
 from ..fd import estimate
 from ..lang.interpret import Interpreter, spec_error
+from ..ops import OPS
 from .builder import gradient_of
 from .eager import EagerBuilder
+from .edge_elements import is_elementwise, on_inputs, reach
 from .program import Convention, Program
 
 FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vectorized sums, fused "
@@ -35,7 +37,10 @@ class EagerProgram(Program):
         self.register = {name.lower(): spec for name, spec in exp.register.items()}
         self.conventions: list[Convention] = []
         self._kept: list = []
-        self._edges: list = []  # (op, note text, ids of its inputs) from the inspecting build
+        # (op, note text, {input id: the note's elements there}, ids of its results) and the
+        # result ids of elementwise ops, from the inspecting build
+        self._edges: list = []
+        self._elementwise: set = set()
         self.leaves = {name: kit.constant(np.array(spec.value)) for name, spec in exp.inputs.items()}
         env, graph, builder = self.run("overridden", self.leaves, record=True, inspect=True,
                                        count=True)
@@ -66,12 +71,19 @@ class EagerProgram(Program):
             self.conventions.append(convention)
 
     def inspect_op(self, name: str, inputs: list, attrs: dict, literal: list, outs=()) -> None:
-        """Note where the framework's own op would differ here (ties, bounds, pow's exponent)."""
+        """Note where the framework's own op would differ here (ties, bounds, pow's exponent),
+        and at which elements of its inputs."""
+        elementwise = is_elementwise(OPS[name])
+        if elementwise:
+            self._elementwise.add(tuple(id(o) for o in outs))
         check = self.kit.checks.get(name)
         if check is not None:
-            text = check([np.asarray(self.kit.numpy(t)) for t in inputs], literal)
-            if text:
-                self._edges.append((name, text, [id(t) for t in inputs], [id(t) for t in outs]))
+            arrays = [np.asarray(self.kit.numpy(t)) for t in inputs]
+            for text, where in check(arrays, literal):
+                at: dict = {}
+                for t, m in zip(inputs, on_inputs(where, [a.shape for a in arrays], elementwise)):
+                    at[id(t)] = at[id(t)] | m if id(t) in at else m  # maximum(x, x): both
+                self._edges.append((name, text, at, [id(t) for t in outs]))
 
     def _note_edges(self, env, graph) -> None:
         """Each edge note on the output/input pairs whose path crosses its op (so that compare
@@ -82,15 +94,21 @@ class EagerProgram(Program):
                 x = env.get(self.canonical(name))
                 if self.kit.is_tensor(env[out.name]) and self.kit.is_tensor(x):
                     pairs.append((out.name, name, id(env[out.name]), id(x)))
+        shapes = {id(t): tuple(self.kit.shape(t)) for node in graph.keep for part in node
+                  for t in part if self.kit.is_tensor(t)} if self._edges else {}
         for op, text, inputs, results in self._edges:
             # through the op itself: y depends on one of its results, one of its inputs on x
             # (y depending on the op's input alone, e.g. on x itself, is another path)
-            hits = [(o, n) for o, n, y, x in pairs
+            hits = [(o, n, x) for o, n, y, x in pairs
                     if any(graph.depends(y, r, set()) for r in results)
                     and any(graph.depends(i, x, set()) for i in inputs)]
-            for o, n in hits or [(None, None)]:
-                self.note(Convention(op, text, o, n))
+            for o, n, x in hits:
+                mask = reach(graph, inputs, x, shapes.get, self._elementwise)
+                self.note(Convention(op, text, o, n, _elements(mask)))
+            if not hits:
+                self.note(Convention(op, text))
         self._edges.clear()
+        self._elementwise.clear()
 
     def keep(self, tensor) -> None:
         self._kept.append(tensor)
@@ -285,6 +303,14 @@ class EagerProgram(Program):
         builder.interpreter = interpreter
         env = interpreter.build(dict(leaves))
         return {name: interpreter.evaluate(expr, env) for name, expr in exprs.items()}
+
+
+def _elements(mask) -> tuple | None:
+    """A note's elements as flat indices into the input; None for every element (or none found:
+    a note that cannot be placed stays about the whole input)."""
+    if mask is None or mask.all():
+        return None
+    return tuple(int(i) for i in np.flatnonzero(mask))
 
 
 def _plain(array: np.ndarray):

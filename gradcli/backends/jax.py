@@ -32,10 +32,12 @@ def build(experiment):
 
 def _clip_note(arrays, literal):
     x, lo, hi = arrays
-    if np.any(x == lo) or np.any(x == hi):
-        return ("clip at a bound: jnp.clip (minimum of maximum) gives half the gradient to x "
-                "where x equals a bound; gradcli follows TensorFlow and the numpy core (all of it)")
-    return None
+    at_bound = (x == lo) | (x == hi)
+    if np.any(at_bound):
+        return [("clip at a bound: jnp.clip (minimum of maximum) gives half the gradient to x "
+                 "where x equals a bound; gradcli follows TensorFlow and the numpy core (all of it)",
+                 at_bound)]
+    return []
 
 
 def _edge_notes() -> dict:

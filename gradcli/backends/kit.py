@@ -22,7 +22,9 @@ class Kit(Protocol):
     label: str                     # how notes name the framework
     version: str
     ops: Mapping[str, Callable]    # op name (gradcli/ops) -> raw forward op(*tensors, **attrs)
-    checks: Mapping[str, Callable]  # op name (gradcli/ops) -> check(arrays, literal) -> note text or None
+    # op name (gradcli/ops) -> check(arrays, literal) -> [(note text, where)]: where is a bool
+    # array over the op's broadcast input shape, True at the elements the note is about
+    checks: Mapping[str, Callable]
     unconnected_text: str          # what the framework's own autodiff does without a path
     norm_clip_epsilon: float | None  # the epsilon its own norm clipping adds, if any
     native_adam: str | None        # its own Adam, if that differs from TensorFlow 1's
@@ -67,31 +69,31 @@ def tie_note(module: str, fn: str):
     """A note check for maximum/minimum ties, which torch and jax split half and half."""
     def check(arrays, literal):
         x, y = arrays[0], arrays[1]
-        if np.any(np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))):
-            return (f"{fn} ties: {module}.{fn} splits the gradient of tied elements half and half; "
-                    "gradcli follows TensorFlow and the numpy core (all of it to x)")
-        return None
+        tied = np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))
+        if np.any(tied):
+            return [(f"{fn} ties: {module}.{fn} splits the gradient of tied elements half and half; "
+                     "gradcli follows TensorFlow and the numpy core (all of it to x)", tied)]
+        return []
     return check
-
 
 
 def edge_note(module: str, op: str, where: str, theirs: str, ours: str, condition: Callable):
     """A note check for an edge where the framework's own gradient differs from TensorFlow's:
-    condition(*input arrays, literal flags) says where (any element)."""
+    condition(*input arrays, literal flags) says where (elementwise, or one flag for all)."""
     def check(arrays, literal):
         with np.errstate(all="ignore"):
-            hit = bool(np.any(condition(*arrays, literal)))
-        if not hit:
-            return None
-        return (f"{op} {where}: the gradient is {theirs} in {module}, {ours} in TensorFlow and the "
-                "numpy core")
+            hit = np.asarray(condition(*arrays, literal), dtype=bool)
+        if not hit.any():
+            return []
+        return [(f"{op} {where}: the gradient is {theirs} in {module}, {ours} in TensorFlow and the "
+                 "numpy core", hit)]
     return check
 
 
 def either(*checks):
-    """One note check from several: the texts of those that apply, joined."""
+    """One note check from several: the notes of those that apply."""
     def check(arrays, literal):
-        return "; ".join(t for t in (c(arrays, literal) for c in checks) if t) or None
+        return [note for c in checks for note in c(arrays, literal)]
     return check
 
 

@@ -20,6 +20,8 @@ class Convention:
     text: str
     output: str | None = None
     input: str | None = None
+    # flat (row-major) indices of the input's elements the note is about; None: every element
+    elements: tuple | None = None
 
 
 @record

@@ -1,6 +1,8 @@
 """The straight-through-estimator figure: forward value above, the three derivatives below."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from ..printable import printable
@@ -18,11 +20,12 @@ def curve_figure(curve):
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
                                           height_ratios=[1, 1.25], layout="constrained")
         fig.suptitle(printable(curve.name), fontweight="bold")
-        title = [f"{curve.output} along {curve.input} (backend {curve.backend})"]
-        if curve.element:  # which element's gradients are drawn, and why that one
-            title.append(f"gradients of element {curve.input}{curve.element}"
-                         + (f": {curve.chosen}" if curve.chosen else ""))
-        top.set_title("\n".join(map(printable, title)), fontsize=9.5)
+        swept = f"{curve.input}{curve.element}"
+        title = [f"{curve.output} along {swept} (backend {curve.backend})"]
+        if curve.element:  # which element moves, and why that one; the others stay put
+            title.append(f"{swept} swept" + (f" ({curve.chosen})" if curve.chosen else "")
+                         + f"; the other elements of {curve.input} keep the spec's values")
+        top.set_title("\n".join(textwrap.fill(printable(t), 90) for t in title), fontsize=9.5)
         top_lims = marks.limits([curve.forward])
         _series(top, x, curve.forward, f"forward {curve.output}", BLACK, "-", None, top_lims)
         if top_lims is not None:
@@ -47,8 +50,7 @@ def curve_figure(curve):
         if lims is not None:
             bottom.set_ylim(*lims)
         bottom.set_ylabel(f"{grad} (gradient)")
-        every = "" if not curve.element else " (every element)"
-        bottom.set_xlabel(f"{curve.input}{every}: input value swept")
+        bottom.set_xlabel(f"{swept}: input value swept")
         # below the axes: "best" does not avoid the shaded region (a fill is not a line)
         bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
     return fig

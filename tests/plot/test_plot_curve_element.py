@@ -57,7 +57,8 @@ def test_a_matrix_input_default_and_chosen_elements():
     assert largest == (1, 2)
     curve = sweep(exp, "x", span=(-2.0, 2.0), points=9)
     assert (curve.element, curve.output, curve.chosen) == ("[1, 2]", "y", LARGEST)
-    np.testing.assert_allclose(curve.forward, A.sum() * xs * xs)  # every element is t
+    rest = np.sum(A * X * X) - A[1, 2] * X[1, 2] ** 2  # the other elements keep the spec's x
+    np.testing.assert_allclose(curve.forward, rest + A[1, 2] * xs * xs)
     np.testing.assert_allclose(curve.true, 2 * A[1, 2] * xs)
     np.testing.assert_allclose(curve.numeric, 2 * A[1, 2] * xs, atol=1e-6)
     chosen = sweep(exp, "x", span=(-2.0, 2.0), points=9, element=(0, 1))
@@ -69,9 +70,46 @@ def test_a_matrix_input_default_and_chosen_elements():
 def test_the_title_says_which_element_and_why():
     curve = sweep(load_spec_text(MATRIX, path="m.yaml"), "x", span=(-2.0, 2.0), points=9)
     top, bottom = curve_figure(curve).axes
-    assert top.get_title() == ("y along x (backend numpy)\ngradients of element x[1, 2]: "
-                               "the largest |overridden gradient| at the spec's values")
+    assert top.get_title().replace("\n", " ") == (
+        "y along x[1, 2] (backend numpy) x[1, 2] swept (the largest |overridden gradient| at the "
+        "spec's values); the other elements of x keep the spec's values")
     assert "∂y/∂x[1, 2]" in bottom.get_ylabel()
+    assert bottom.get_xlabel() == "x[1, 2]: input value swept"
+
+
+NETWORK = """
+name: layer
+inputs:
+  W: [[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]]
+  v: {value: [1.0, -2.0, 0.5], trainable: false}
+wrt: [W]
+outputs:
+  loss: sum(tanh(matmul(W, reshape(v, [3, 1]))))
+"""
+
+
+def test_a_weight_matrix_moves_one_weight_and_the_lower_panel_is_the_upper_ones_slope():
+    """note6's leftover: every weight set to the same x drew a flat, odd curve whose slope was
+    not the gradient drawn below it. torch gives the slice and its derivative here."""
+    import torch
+
+    curve = sweep(load_spec_text(NETWORK, path="n.yaml"), "W", span=(-2.0, 2.0), points=41)
+    W0 = np.array([[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]])
+    v = torch.tensor([[1.0], [-2.0], [0.5]], dtype=torch.float64)
+    k = tuple(int(i) for i in curve.element.strip("[]").split(", "))
+    forward, slope = [], []
+    for t in np.linspace(-2, 2, 41):
+        W = torch.tensor(W0, requires_grad=True)
+        with torch.no_grad():
+            W[k] = t
+        loss = torch.tanh(W @ v).sum()
+        loss.backward()
+        forward.append(loss.item())
+        slope.append(W.grad[k].item())
+    np.testing.assert_allclose(curve.forward, forward, rtol=1e-12)
+    np.testing.assert_allclose(curve.true, slope, rtol=1e-12)
+    np.testing.assert_allclose(curve.numeric, slope, atol=1e-6)
+    assert np.ptp(curve.forward) > 0.1  # not flat
 
 
 @pytest.mark.parametrize("text, index", [("3", (3,)), ("0,5", (0, 5)), ("[1, 2]", (1, 2)),
