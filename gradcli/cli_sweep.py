@@ -3,12 +3,15 @@
 Wiring only: the grid, execution, results directory and statistics are in
 gradcli/sweep/, the layout of the report in render_sweep.py. Exit 0 when every
 run went through, 1 when any failed (recorded in its run file), 2 for a bad spec,
-grid, flag or DIR, 130 on Ctrl-C (finished runs stay; the same command resumes).
+grid, flag or DIR, 130 on Ctrl-C and 143 on SIGTERM (finished runs stay; the same command
+resumes).
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -99,6 +102,7 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
     if todo and (use_dask or scheduler):
         client, cluster = _dask_client(scheduler, jobs)
     pool = False
+    previous = _on_sigterm(_raise_terminated)
     try:
         if client is not None:
             finished = execute.dask_runs(client, todo, text, str(Path(path).resolve()),
@@ -110,9 +114,11 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
             finished = execute.pool_runs(todo, min(jobs, len(todo)), text, path, render.to_json,
                                          numeric, max_memory, texts, sets)
         _collect(finished, len(todo), len(runs) - len(todo), docs, place, err)
-    except KeyboardInterrupt:
-        _interrupted(out, place, docs, runs, the_grid, pool, err)
+    except KeyboardInterrupt as stop:
+        _on_sigterm(previous)  # a second SIGTERM ends at once
+        _interrupted(out, place, docs, runs, the_grid, pool, err, isinstance(stop, Terminated))
     finally:
+        _on_sigterm(previous)
         if place is not None:
             place.write_csv(list(docs.values()), the_grid.keys)
         if client is not None:
@@ -125,23 +131,45 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
     raise SystemExit(1 if any(d.get("error") for d in docs.values()) else 0)
 
 
-def _interrupted(out, place, docs, runs, the_grid, pool: bool, err) -> None:
-    """Ctrl-C: keep what finished (results.csv too), say how to resume, exit 130."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, a CI runner's cancel, `kill`) stops a sweep as Ctrl-C does."""
+
+
+def _raise_terminated(signum, frame):
+    """While runs go, SIGTERM is Terminated: the pool is stopped, the finished runs and
+    results.csv kept, and the exit is 143 (the default action would leave the workers
+    running and say nothing)."""
+    raise Terminated
+
+
+def _on_sigterm(handler):
+    """Set SIGTERM's handler; the one it replaces. Only the main thread may (a command run
+    on another thread by a library caller keeps what it has)."""
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _interrupted(out, place, docs, runs, the_grid, pool: bool, err, terminated: bool = False) -> None:
+    """Ctrl-C (or SIGTERM): keep what finished (results.csv too), say how to resume, exit
+    130 (143, as a shell reports SIGTERM)."""
     from rich.text import Text
 
+    code = 143 if terminated else 130
     if place is not None:
         place.write_csv(list(docs.values()), the_grid.keys)
     kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
         if place is not None else ""
-    err.print(Text(f"interrupted{kept}", style="bold red"), soft_wrap=True)
+    err.print(Text(f"{'terminated' if terminated else 'interrupted'}{kept}", style="bold red"),
+              soft_wrap=True)
     if pool:
         # A pool worker stopped while sending its result leaves the pool's manager thread
         # waiting for the rest of the message, and Python joins that thread at exit: leave
         # at once instead (every file is written, each atomically; no Dask to close).
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(130)
-    raise SystemExit(130)
+        os._exit(code)
+    raise SystemExit(code)
 
 
 def _sweep_node(text: str, path: str):

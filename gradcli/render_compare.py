@@ -42,9 +42,9 @@ def comparison_json(comparisons: list, tolerance: float | None) -> str:
 
     judged = tolerance is not None  # without a tolerance nothing is judged: null, not true
     if len(comparisons) == 1:
-        doc = {"tolerance": tolerance, **_comparison_doc(comparisons[0], judged)}
+        doc = {"tolerance": jsonable(tolerance), **_comparison_doc(comparisons[0], judged)}
     else:
-        doc = {"tolerance": tolerance,
+        doc = {"tolerance": jsonable(tolerance),
                "within_tolerance": all(c.ok for c in comparisons) if judged else None,
                "comparisons": [{"spec": c.results[0].experiment.name,
                                 "path": str(c.results[0].experiment.path),

@@ -4,19 +4,18 @@ Expected arrays are checked literals (spec/arrays.py), made into arrays when a r
 """
 from __future__ import annotations
 
-from gradcli.spec.arrays import Arrays, literal
+from gradcli.spec.arrays import Arrays
 from gradcli.spec.document import Scalar, YNode
 from gradcli.spec.expect_final import expected_final
+from gradcli.spec.expect_numbers import expected_array, expected_number
 from gradcli.spec.fields import (
     check_keys,
-    describe,
     did_you_mean,
     expect_bool,
     expect_list,
     expect_map,
     expect_number,
     fail,
-    number_value,
     optional,
     sub,
 )
@@ -39,7 +38,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             key = sub("expect.values", name)
             names.require(name, key_node, key, ("input", "let", "output"),
                           "an input, let or output")
-            values[name] = literal(value, key, None, "float64")
+            values[name] = expected_array(value, key, booleans=True)
     gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt)
     true_gradients = _gradient_table(optional(expect, "true_gradients"),
                                      "expect.true_gradients", names, wrt)
@@ -76,7 +75,7 @@ def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, 
                                             ", so no gradient is computed for it",
                            did_you_mean(name, wrt))
             null = isinstance(value, Scalar) and value.kind == "null"
-            row[name] = None if null else literal(value, nkey, None, "float64")
+            row[name] = None if null else expected_array(value, nkey, booleans=False)
         table[output] = Arrays(row)
     return table
 
@@ -98,18 +97,10 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
             if name not in inputs or not inputs[name].trainable:
                     raise fail(key_node, pkey, f"{name!r} is not a trainable input",
                            did_you_mean(name, [n for n, s in inputs.items() if s.trainable]))
-            params[name] = literal(value, pkey, None, "float64")
+            params[name] = expected_array(value, pkey, booleans=False)
     loss = None
     loss_node = optional(block, "loss")
     if loss_node is not None:
         seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
-        loss = []
-        for item in seq.items:
-            number = number_value(item, sub(key, "loss"), finite=False)
-            if number is None:
-                raise fail(item, sub(key, "loss"), f"expected a number, got {describe(item)}")
-            try:
-                loss.append(float(number))
-            except OverflowError:
-                raise fail(item, sub(key, "loss"), "the number is too large for a float") from None
+        loss = [expected_number(item, sub(key, "loss")) for item in seq.items]
     return params, loss, expected_final(optional(block, "final"), sub(key, "final"), train.metrics)

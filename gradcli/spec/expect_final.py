@@ -6,7 +6,8 @@ Each is checked within `expect.tolerance`, as every other expected number.
 from __future__ import annotations
 
 from gradcli.spec.document import YNode
-from gradcli.spec.fields import check_keys, did_you_mean, expect_map, expect_number, fail, sub
+from gradcli.spec.expect_numbers import expected_number
+from gradcli.spec.fields import check_keys, did_you_mean, expect_map, fail, sub
 from gradcli.spec.sections import EXPECT_FINAL_METRIC
 
 
@@ -20,7 +21,7 @@ def expected_final(node: YNode | None, key: str, metrics) -> dict[str, float]:
     for name, (key_node, value) in block.items.items():
         nkey = sub(key, name)
         if name == "loss":
-            final["loss"] = expect_number(value, nkey)
+            final["loss"] = expected_number(value, nkey)
             continue
         if name not in metrics:
             known = ["loss", *metrics]
@@ -31,5 +32,5 @@ def expected_final(node: YNode | None, key: str, metrics) -> dict[str, float]:
                                         "on the training and the test part)")
         check_keys(parts, nkey, EXPECT_FINAL_METRIC)
         for part, (_, number) in parts.items.items():
-            final[f"{name}.{part}"] = expect_number(number, sub(nkey, part))
+            final[f"{name}.{part}"] = expected_number(number, sub(nkey, part))
     return final

@@ -148,11 +148,41 @@ def local_runs(runs, worker: Worker):
 _POOL_WORKER: Worker | None = None
 
 
-def _pool_start(text, path, to_doc, numeric, max_memory, texts, overrides=()) -> None:
+def _pool_start(text, path, to_doc, numeric, max_memory, texts, overrides=(), parent=None) -> None:
     global _POOL_WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle
+    # a forked worker inherits the client's SIGTERM handler; the client's _stop_pool
+    # terminates workers with SIGTERM, which must end them
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        _die_with(parent)
     _one_blas_thread()
     _POOL_WORKER = Worker(text, path, to_doc, numeric, max_memory, texts, overrides)
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when the client process dies. A client killed by SIGKILL (the OOM
+    killer) stops nothing, and the pool's workers would wait on their queue for ever. On
+    Linux the kernel sends SIGKILL at the parent's death (PR_SET_PDEATHSIG: the parent is the
+    thread that started the pool, the one that consumes pool_runs); elsewhere a thread polls
+    the parent pid. A run in progress has no file yet: the same command redoes it."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            if ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0:  # PR_SET_PDEATHSIG
+                if os.getppid() != parent:  # it died before prctl: nobody will signal
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 _LIMITS = []
@@ -183,7 +213,8 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
     method = "fork" if sys.platform.startswith("linux") and not threaded else "spawn"
     context = multiprocessing.get_context(method)
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_start,
-                               initargs=(text, path, to_doc, numeric, max_memory, texts, tuple(overrides)))
+                               initargs=(text, path, to_doc, numeric, max_memory, texts, tuple(overrides),
+                                         os.getpid()))
     pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
     finished = False
     try:

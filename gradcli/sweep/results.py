@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import GradcliError
+from ..output import _umask
 from ..printable import printable
 
 FORMAT = "gradcli-sweep-1"
@@ -100,6 +101,9 @@ def write_atomic(path: Path, text: str) -> None:
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
+            # mkstemp makes 0600: give the mode open() would (the umask's), as --output does,
+            # so that others can read a shared results folder where the umask lets them
+            os.fchmod(out.fileno(), 0o666 & ~_umask())  # (output.py's one reading of it)
         os.replace(temp, path)
     except BaseException as exc:
         if temp is not None and os.path.exists(temp):

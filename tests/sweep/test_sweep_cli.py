@@ -206,8 +206,47 @@ def test_the_same_command_again_runs_nothing_and_reports_everything(tmp_path):
 SLOW = HARDTANH.replace("steps: 3", "steps: 800").replace("seed: [0, 1, 2]", "seed: [0, 1, 2, 3]")
 
 
+def children(pid: int) -> set:
+    """The live processes whose parent is pid (a zombie has ended: only its exit status is left)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+        except OSError:  # it ended meanwhile
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields and int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+def survivors(pids: set) -> set:
+    alive = set()
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                alive.add(pid)
+        except (OSError, IndexError):
+            pass
+    return alive
+
+
+def outlived(workers: set) -> set:
+    """The workers still there after a generous wait (they end with the sweep: tryout7
+    finding 4), killed so that a failed test leaves no orphan behind either."""
+    deadline = time.monotonic() + 30
+    while survivors(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = survivors(workers)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
 @pytest.mark.parametrize("jobs,sig,code", [("1", signal.SIGINT, 130), ("2", signal.SIGINT, 130),
-                                           ("1", signal.SIGKILL, -signal.SIGKILL)])
+                                           ("1", signal.SIGKILL, -signal.SIGKILL),
+                                           ("2", signal.SIGKILL, -signal.SIGKILL),
+                                           ("1", signal.SIGTERM, 143), ("2", signal.SIGTERM, 143)])
 def test_ctrl_c_or_a_kill_keeps_finished_runs_and_the_same_command_resumes(tmp_path, jobs, sig,
                                                                            code):
     path, out = spec(tmp_path, SLOW), tmp_path / "out"
@@ -220,13 +259,22 @@ def test_ctrl_c_or_a_kill_keeps_finished_runs_and_the_same_command_resumes(tmp_p
         if (out / "runs").exists() and list((out / "runs").glob("*.json")):
             break
         time.sleep(0.05)
+    workers = children(proc.pid) if Path("/proc").is_dir() else set()
+    assert len(workers) >= (2 if jobs == "2" else 0)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    try:  # (an orphaned worker holds the pipes open: communicate would time out)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        left = outlived(workers)
+    assert not left, f"pool workers {left} outlived the sweep ({sig.name})"
     assert proc.returncode == code, err.decode()
     kept = run_files(out)  # every file there is whole (each is written atomically)
     assert 1 <= len(kept) < 8 and all("train" in d for d in kept.values())
-    if sig == signal.SIGINT:
-        assert b"the same command resumes" in err
+    if sig != signal.SIGKILL:
+        word = b"terminated" if sig == signal.SIGTERM else b"interrupted"
+        assert word + b"; " in err and b"the same command resumes" in err
+        rows = list(csv.DictReader((out / "results.csv").open()))
+        assert sorted(r["run"] for r in rows) == sorted(kept)  # results.csv kept them all
     done = subprocess.run(command, env=env, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()
     final = run_files(out)
