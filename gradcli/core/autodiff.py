@@ -103,7 +103,8 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
     grad_pass_through's routing inputs, before attrs["value_from"], carry no value)."""
     used = {y.uid for y in ys}
     for op in reversed(ops):
-        for t in op.outputs:
+        multi = op.multi
+        for t in (op.output,) if multi is None else multi:
             if t.uid in used:
                 first = op.attrs.get("value_from", 0)
                 used.update([u.uid for u in (op.inputs[first:] if first else op.inputs)])
@@ -149,9 +150,15 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
                 for t in op.inputs:
                     if t.uid in reaching:
                         place(op)
-                        for out in op.outputs:
+                        multi = op.multi
+                        if multi is None:  # one output
+                            out = op.output
                             if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
                                 reach(out.uid)
+                        else:
+                            for out in multi:
+                                if out.dtype.kind == "f" and out.uid not in stops:
+                                    reach(out.uid)
                         break
     return relevant
 
@@ -172,9 +179,9 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
             origin = outer
         if origin is not current:
             ORIGIN.current = current = origin
-        outputs = op.outputs
-        if len(outputs) == 1:
-            uid = outputs[0].uid
+        multi = op.multi
+        if multi is None:  # one output
+            uid = op.output.uid
             if uid in stops:
                 continue  # a stopped output passes nothing back
             parts = partials.pop(uid, None)
@@ -188,7 +195,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                     done[uid] = g
             out_grads = None  # the rule is called with g alone
         else:
-            out_grads = _output_grads(outputs, partials, wanted, done, stops)
+            out_grads = _output_grads(multi, partials, wanted, done, stops)
             if out_grads is None:
                 continue
         name = op.type if true else (op.override or op.type)
