@@ -4,6 +4,13 @@ Gradients are built as graph ops, so they can be evaluated, replayed and
 differentiated again. The walk is iterative, visits only ops on a path from
 the xs to the ys, never enters a tensor in stop_gradients, sums gradients
 arriving by several paths and drops partial sums once they are used.
+
+The build runs with Python's cyclic garbage collector paused (evaluate.collector_paused,
+restored as it was found, nesting safely): it creates many small objects that all stay alive,
+so a collection there finds nothing to free, and in a process that also holds a large library
+(torch: about a million tracked objects) each full pass costs as much as the build itself.
+Only this call's own work runs paused: a user's rules and grad_fns are called inside it, but
+the forward the user builds op by op is never covered (see README, "The library").
 """
 from __future__ import annotations
 
@@ -132,19 +139,21 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
         if y.uid in stops or op.uid in seen or op.uid <= floor or not op.inputs:
             continue
         see(op.uid)
-        stack = [(op, iter(op.inputs))]
+        # the op being walked and its inputs' iterator are locals; the stack holds only the
+        # ops above it (an op resumes its inputs where it left them)
+        children = iter(op.inputs)
+        stack: list = []
         push, pop = stack.append, stack.pop
-        while stack:
-            op, children = stack[-1]
+        while True:
             for child in children:
                 cop = child.op
                 cuid = cop.uid
                 if cuid > floor and cuid not in seen and cop.inputs and child.uid not in stops:
                     see(cuid)
-                    push((cop, iter(cop.inputs)))
+                    push((op, children))
+                    op, children = cop, iter(cop.inputs)
                     break
             else:
-                pop()
                 if every is not None:
                     every.append(op)
                 for t in op.inputs:
@@ -160,6 +169,9 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
                                 if out.dtype.kind == "f" and out.uid not in stops:
                                     reach(out.uid)
                         break
+                if not stack:
+                    break
+                op, children = pop()
     return relevant
 
 
