@@ -180,7 +180,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
     """Each relevant op's rule applied to its summed upstream gradients, last op first; what
     reaches its inputs is added to partials. The common case (one output, one gradient
     arriving, a built-in rule returning tensors that fit) runs inline: no call per step."""
-    asked = registry._asked  # a rule reads it through needed(op); a nested walk restores it
+    asked = registry.asked()  # a rule reads it through needed(op); a nested walk restores it
     rules: dict[str, tuple] = {}  # name -> (rule, strict), looked up once per walk
     current = outer  # ORIGIN.current, set only when it changes (a thread-local's setattr)
     for op in reversed(relevant):

@@ -34,8 +34,34 @@ class State:
     version = 0
 
 
-class _Origin(threading.local):
+class _OriginLocal(threading.local):
     current: object = None  # what gc.origin() says the ops being built come from
+
+
+_origin_local = _OriginLocal()
+# True once any thread set an origin other than None; until then every thread's is None. Every
+# op built reads its thread's origin, and a thread-local's attribute costs several times a
+# module global's: the builders read this flag instead while it is False.
+_origin_set = False
+
+
+class _Origin:
+    """ORIGIN.current: the calling thread's origin (gc.origin), read and set."""
+
+    __slots__ = ()
+
+    @property
+    def current(self):
+        return _origin_local.current if _origin_set else None
+
+    @current.setter
+    def current(self, value) -> None:
+        global _origin_set
+        if value is not None:
+            _origin_set = True
+        elif not _origin_set:
+            return  # None in every thread already
+        _origin_local.current = value
 
 
 ORIGIN = _Origin()
@@ -65,7 +91,8 @@ class Op:
         self.multi: tuple[Tensor, ...] | None = ()  # no outputs yet (set_outputs gives them)
         self.override: str | None = None  # named gradient from gradient_override_map
         self.uid = next(_uids)
-        self.origin = ORIGIN.current  # opaque: where the caller says this op comes from
+        # opaque: where the caller says this op comes from
+        self.origin = _origin_local.current if _origin_set else None
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
@@ -295,7 +322,8 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
     # and here rather than in make_lazy: one Python frame fewer per elementwise op
     op = _new(Op)
     op.type, op.inputs, op.attrs, op.kernel = type_, inputs, attrs, kernel
-    op.override, op.uid, op.origin = None, next(_uids), ORIGIN.current
+    op.override, op.uid = None, next(_uids)
+    op.origin = _origin_local.current if _origin_set else None
     out = _new(Tensor)
     out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
     # uids key tensors in some dicts and ops in others, never both: an op's only output
