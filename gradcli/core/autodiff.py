@@ -23,7 +23,8 @@ from . import ops_array as A
 from . import ops_math as M
 from . import registry
 from .evaluate import collector_paused
-from .graph import ORIGIN, Op, Tensor
+from .graph import Op, Tensor
+from .origins import ORIGIN
 from .registry import is_builtin, lookup
 from .shapes import fitting, not_a_gradient
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import GraphError
 from . import budget as budgets
+from . import origins
 from .registry import _scopes, claim_override
 
 _uids = itertools.count()
@@ -34,37 +34,6 @@ class State:
     version = 0
 
 
-class _OriginLocal(threading.local):
-    current: object = None  # what gc.origin() says the ops being built come from
-
-
-_origin_local = _OriginLocal()
-# True once any thread set an origin other than None; until then every thread's is None. Every
-# op built reads its thread's origin, and a thread-local's attribute costs several times a
-# module global's: the builders read this flag instead while it is False.
-_origin_set = False
-
-
-class _Origin:
-    """ORIGIN.current: the calling thread's origin (gc.origin), read and set."""
-
-    __slots__ = ()
-
-    @property
-    def current(self):
-        return _origin_local.current if _origin_set else None
-
-    @current.setter
-    def current(self, value) -> None:
-        global _origin_set
-        if value is not None:
-            _origin_set = True
-        elif not _origin_set:
-            return  # None in every thread already
-        _origin_local.current = value
-
-
-ORIGIN = _Origin()
 _NO_ATTRS: dict = {}  # shared by ops without attributes (nothing writes an op's attrs)
 _new = object.__new__
 
@@ -92,7 +61,7 @@ class Op:
         self.override: str | None = None  # named gradient from gradient_override_map
         self.uid = next(_uids)
         # opaque: where the caller says this op comes from
-        self.origin = _origin_local.current if _origin_set else None
+        self.origin = origins.local.current if origins.is_set else None
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
@@ -323,7 +292,7 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
     op = _new(Op)
     op.type, op.inputs, op.attrs, op.kernel = type_, inputs, attrs, kernel
     op.override, op.uid = None, next(_uids)
-    op.origin = _origin_local.current if _origin_set else None
+    op.origin = origins.local.current if origins.is_set else None
     out = _new(Tensor)
     out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
     # uids key tensors in some dicts and ops in others, never both: an op's only output
