@@ -4,6 +4,13 @@ Gradients are built as graph ops, so they can be evaluated, replayed and
 differentiated again. The walk is iterative, visits only ops on a path from
 the xs to the ys, never enters a tensor in stop_gradients, sums gradients
 arriving by several paths and drops partial sums once they are used.
+
+The build runs with Python's cyclic garbage collector paused (evaluate.collector_paused,
+restored as it was found, nesting safely): it creates many small objects that all stay alive,
+so a collection there finds nothing to free, and in a process that also holds a large library
+(torch: about a million tracked objects) each full pass costs as much as the build itself.
+Only this call's own work runs paused: a user's rules and grad_fns are called inside it, but
+the forward the user builds op by op is never covered (see README, "The library").
 """
 from __future__ import annotations
 
@@ -16,7 +23,8 @@ from . import ops_array as A
 from . import ops_math as M
 from . import registry
 from .evaluate import collector_paused
-from .graph import ORIGIN, Op, Tensor
+from .graph import Op, Tensor
+from .origins import ORIGIN
 from .registry import is_builtin, lookup
 from .shapes import fitting, not_a_gradient
 
@@ -103,7 +111,8 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
     grad_pass_through's routing inputs, before attrs["value_from"], carry no value)."""
     used = {y.uid for y in ys}
     for op in reversed(ops):
-        for t in op.outputs:
+        multi = op.multi
+        for t in (op.output,) if multi is None else multi:
             if t.uid in used:
                 first = op.attrs.get("value_from", 0)
                 used.update([u.uid for u in (op.inputs[first:] if first else op.inputs)])
@@ -131,28 +140,39 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
         if y.uid in stops or op.uid in seen or op.uid <= floor or not op.inputs:
             continue
         see(op.uid)
-        stack = [(op, iter(op.inputs))]
+        # the op being walked and its inputs' iterator are locals; the stack holds only the
+        # ops above it (an op resumes its inputs where it left them)
+        children = iter(op.inputs)
+        stack: list = []
         push, pop = stack.append, stack.pop
-        while stack:
-            op, children = stack[-1]
+        while True:
             for child in children:
                 cop = child.op
                 cuid = cop.uid
                 if cuid > floor and cuid not in seen and cop.inputs and child.uid not in stops:
                     see(cuid)
-                    push((cop, iter(cop.inputs)))
+                    push((op, children))
+                    op, children = cop, iter(cop.inputs)
                     break
             else:
-                pop()
                 if every is not None:
                     every.append(op)
                 for t in op.inputs:
                     if t.uid in reaching:
                         place(op)
-                        for out in op.outputs:
+                        multi = op.multi
+                        if multi is None:  # one output
+                            out = op.output
                             if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
                                 reach(out.uid)
+                        else:
+                            for out in multi:
+                                if out.dtype.kind == "f" and out.uid not in stops:
+                                    reach(out.uid)
                         break
+                if not stack:
+                    break
+                op, children = pop()
     return relevant
 
 
@@ -161,7 +181,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
     """Each relevant op's rule applied to its summed upstream gradients, last op first; what
     reaches its inputs is added to partials. The common case (one output, one gradient
     arriving, a built-in rule returning tensors that fit) runs inline: no call per step."""
-    asked = registry._asked  # a rule reads it through needed(op); a nested walk restores it
+    asked = registry.asked()  # a rule reads it through needed(op); a nested walk restores it
     rules: dict[str, tuple] = {}  # name -> (rule, strict), looked up once per walk
     current = outer  # ORIGIN.current, set only when it changes (a thread-local's setattr)
     for op in reversed(relevant):
@@ -172,9 +192,9 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
             origin = outer
         if origin is not current:
             ORIGIN.current = current = origin
-        outputs = op.outputs
-        if len(outputs) == 1:
-            uid = outputs[0].uid
+        multi = op.multi
+        if multi is None:  # one output
+            uid = op.output.uid
             if uid in stops:
                 continue  # a stopped output passes nothing back
             parts = partials.pop(uid, None)
@@ -188,7 +208,7 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                     done[uid] = g
             out_grads = None  # the rule is called with g alone
         else:
-            out_grads = _output_grads(outputs, partials, wanted, done, stops)
+            out_grads = _output_grads(multi, partials, wanted, done, stops)
             if out_grads is None:
                 continue
         name = op.type if true else (op.override or op.type)

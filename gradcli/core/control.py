@@ -49,7 +49,7 @@ def grad_pass_through(fn: Callable) -> Callable:
                                 f"got {type(y).__name__}")
         n = len(xs)
         return make_op("grad_pass_through", lambda *vs: vs[n], (*xs, y),
-                       {"fn": _name(fn), "value_from": n}).outputs[0]
+                       {"fn": _name(fn), "value_from": n}).output
 
     return wrapper
 
@@ -92,7 +92,7 @@ def custom_gradient(fn: Callable) -> Callable:
                  "value_from": n}  # the output's value is the ys'; xs and variables route dy
         op = make_op("custom_gradient", lambda *vs: _identity(*vs[n:]), (*xs, *captured, *ys),
                      attrs, n_outputs=len(ys))
-        return op.outputs[0] if single else op.outputs
+        return op.output if single else op.outputs
 
     return wrapper
 

@@ -20,7 +20,7 @@ def _x(op, i=0):
 
 
 def _y(op, i=0):
-    return op.outputs[i]
+    return op.outputs[i] if i else op.output
 
 
 def _each(op, *builders):
@@ -53,7 +53,7 @@ def _count(op) -> int:
 def _extremum_grad(op, g):
     # TensorFlow shares the gradient equally among tied extrema.
     x = op.inputs[0]
-    hits = M.cast(M.equal(x, _unreduce(op, op.outputs[0])), x.dtype)
+    hits = M.cast(M.equal(x, _unreduce(op, op.output)), x.dtype)
     counts = A.sum(hits, axis=op.attrs["axis"], keepdims=True)
     return M.div(M.mul(hits, _unreduce(op, g)), A.broadcast_to(counts, x.shape))
 
@@ -126,7 +126,7 @@ def _pow_grad(op, g):
     def gp():
         safe_log = M.where(M.greater(x, 0), M.log(M.where(M.greater(x, 0), x, M.ones_like(x))),
                            M.zeros_like(x))
-        return M.mul(M.mul(g, op.outputs[0]), safe_log)
+        return M.mul(M.mul(g, op.output), safe_log)
     return _each(op, lambda: M.mul(M.mul(g, p), M.pow(x, M.sub(p, 1))), gp)
 
 
@@ -195,8 +195,8 @@ defgrad("sqrt", lambda op, g: M.sqrt_grad(_y(op), g))
 defgrad("square", lambda op, g: M.mul(g, M.mul(_x(op), 2)))
 defgrad("sin", lambda op, g: M.mul(g, M.cos(_x(op))))
 defgrad("cos", lambda op, g: M.neg(M.mul(g, M.sin(_x(op)))))
-defgrad("tanh", lambda op, g: M.tanh_grad(op.outputs[0], g))  # no _y frame: W1's hot rule
-defgrad("sigmoid", lambda op, g: M.sigmoid_grad(op.outputs[0], g))
+defgrad("tanh", lambda op, g: M.tanh_grad(op.output, g))  # no _y frame: W1's hot rule
+defgrad("sigmoid", lambda op, g: M.sigmoid_grad(op.output, g))
 defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zero(g)))
 defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
 defgrad("reciprocal", lambda op, g: M.reciprocal_grad(_y(op), g))

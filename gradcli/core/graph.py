@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import GraphError
 from . import budget as budgets
+from . import origins
 from .registry import _scopes, claim_override
 
 _uids = itertools.count()
@@ -34,33 +34,45 @@ class State:
     version = 0
 
 
-class _Origin(threading.local):
-    current: object = None  # what gc.origin() says the ops being built come from
-
-
-ORIGIN = _Origin()
 _NO_ATTRS: dict = {}  # shared by ops without attributes (nothing writes an op's attrs)
 _new = object.__new__
 
 
 class Op:
-    """One op application: its type, inputs, attributes, forward kernel and outputs."""
+    """One op application: its type, inputs, attributes, forward kernel and outputs.
 
-    __slots__ = ("type", "inputs", "attrs", "kernel", "outputs", "override", "uid", "origin")
+    `output` is the (first) output; `multi` holds every output of an op that has several and
+    is None for the usual one-output op, which so keeps no outputs tuple: a graph of n ops
+    leaves n fewer objects for the cyclic garbage collector to traverse on every full pass
+    (most of a long forward's time when a large library such as torch is loaded beside it).
+    `outputs` gives the tuple either way.
+    """
+
+    __slots__ = ("type", "inputs", "attrs", "kernel", "output", "multi", "override", "uid",
+                 "origin")
 
     def __init__(self, type_: str, inputs: tuple, attrs: dict, kernel: Callable | None) -> None:
         self.type = type_
         self.inputs = inputs
         self.attrs = attrs
         self.kernel = kernel
-        self.outputs: tuple[Tensor, ...] = ()
+        self.output: Tensor | None = None
+        self.multi: tuple[Tensor, ...] | None = ()  # no outputs yet (set_outputs gives them)
         self.override: str | None = None  # named gradient from gradient_override_map
         self.uid = next(_uids)
-        self.origin = ORIGIN.current  # opaque: where the caller says this op comes from
+        # opaque: where the caller says this op comes from
+        self.origin = origins.local.current if origins.is_set else None
 
     @property
-    def output(self) -> Tensor:
-        return self.outputs[0]
+    def outputs(self) -> tuple[Tensor, ...]:
+        multi = self.multi
+        return (self.output,) if multi is None else multi
+
+    def set_outputs(self, outputs: tuple[Tensor, ...]) -> None:
+        if len(outputs) == 1:
+            self.output, self.multi = outputs[0], None
+        else:
+            self.output, self.multi = (outputs[0] if outputs else None), outputs
 
     @property
     def name(self) -> str:
@@ -203,7 +215,8 @@ def refresh(t: Tensor):
                 if not uses[u.uid]:
                     passing.pop(u.uid, None)
             result = op.kernel(*args)
-            for out, value in zip(op.outputs, result if len(op.outputs) > 1 else (result,)):
+            outs = op.outputs
+            for out, value in zip(outs, result if len(outs) > 1 else (result,)):
                 if out._value is not None or out is t:
                     out._value, out._version = value, version
                 elif out.uid in uses:
@@ -230,7 +243,7 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
     values = result if n_outputs > 1 else (result,)
     if n_outputs > 1 and len(values) != n_outputs:
         raise GraphError(f"op {type_!r} returned {len(values)} outputs, expected {n_outputs}")
-    op.outputs = tuple(Tensor(op, i, v) for i, v in enumerate(values))
+    op.set_outputs(tuple(Tensor(op, i, v) for i, v in enumerate(values)))
     op.override = claim_override(op) if _scopes.stack else None
     return op
 
@@ -261,30 +274,31 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
         if dtype is None:
             dtype = _RESULT_DTYPES[key] = _result_dtype(kernel, key[1:])
         if dtype is False:
-            return make_op(type_, kernel, inputs).outputs[0]
+            return make_op(type_, kernel, inputs).output
         shape = first.shape
         for t in inputs:
             s = t.shape
             if s and s != shape:  # a 0-d input (y * 0.999) leaves the shape as it is
                 shape = _broadcast(inputs)
                 if shape is None:
-                    return make_op(type_, kernel, inputs).outputs[0]
+                    return make_op(type_, kernel, inputs).output
                 break
         if budgets._active is not None:
             # Under a memory budget (every CLI run) values are computed at build as before: the
             # ledger counts what is held, and an allocation that fails names the op that made it.
-            return make_op(type_, kernel, inputs).outputs[0]
+            return make_op(type_, kernel, inputs).output
     # Op.__init__ and Tensor.__init__ written out, without their calls (the build's hot path),
     # and here rather than in make_lazy: one Python frame fewer per elementwise op
     op = _new(Op)
     op.type, op.inputs, op.attrs, op.kernel = type_, inputs, attrs, kernel
-    op.override, op.uid, op.origin = None, next(_uids), ORIGIN.current
+    op.override, op.uid = None, next(_uids)
+    op.origin = origins.local.current if origins.is_set else None
     out = _new(Tensor)
     out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
     # uids key tensors in some dicts and ops in others, never both: an op's only output
     # can share its number (one int object fewer per op)
     out._version, out.label, out.uid = State.version, None, op.uid
-    op.outputs = (out,)
+    op.output, op.multi = out, None
     if _scopes.stack:
         op.override = claim_override(op)
     return out
@@ -338,7 +352,7 @@ def leaf(value, kind: str, dtype=None, name: str | None = None, trainable: bool 
     if cls is Variable:
         tensor.trainable = trainable
     tensor.label = name
-    op.outputs = (tensor,)
+    op.output, op.multi = tensor, None
     return tensor
 
 

@@ -15,7 +15,8 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import GraphError
-from .graph import ORIGIN, Tensor, current_value, walk_ops
+from .graph import Tensor, current_value, walk_ops
+from .origins import ORIGIN
 
 
 class origin:

@@ -114,9 +114,9 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
                     args.append(values[uid])
                     uses[uid] = n - 1
             result = op.kernel(*args)
-            outs = op.outputs
-            if len(outs) == 1:
-                out = outs[0]
+            outs = op.multi
+            if outs is None:  # one output
+                out = op.output
                 if out.uid in uses:
                     values[out.uid] = result
                 if out._value is not None:  # a kept value gone stale (a variable changed)

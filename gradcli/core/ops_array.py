@@ -80,13 +80,13 @@ def reshape(x, shape) -> Tensor:
 def concat(values, axis=0) -> Tensor:
     tensors = _same_dtype(values, "concat")
     return make_op("concat", functools.partial(OPS["concat"].kernel, axis=axis), tensors,
-                   {"axis": axis}).outputs[0]
+                   {"axis": axis}).output
 
 
 def stack(values, axis=0) -> Tensor:
     tensors = _same_dtype(values, "stack")
     return make_op("stack", functools.partial(OPS["stack"].kernel, axis=axis), tensors,
-                   {"axis": axis}).outputs[0]
+                   {"axis": axis}).output
 
 
 def _same_dtype(values, what: str) -> tuple[Tensor, ...]:
@@ -152,7 +152,7 @@ def _random(type_: str, shape, seed, dtype, attrs: dict) -> Tensor:
         budget.admit(type_, [], [], {"shape": shape, "dtype": dtype})
     value = drawn(type_, seed, shape, dtype, attrs)
     value = value[()] if value.ndim == 0 else value
-    return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).outputs[0]
+    return make_op(type_, lambda: value, (), {**attrs, "shape": shape, "seed": seed}).output
 
 
 def drawn(name: str, seed, shape: tuple, dtype, attrs: dict) -> np.ndarray:
@@ -204,7 +204,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
                          f"shape without its last (class) axis: labels {labels.shape}, logits "
                          f"{logits.shape}")
     return make_op("sparse_softmax_cross_entropy_with_logits", _kernels.sparse_xent_with_backprop,
-                   (labels, logits), n_outputs=2).outputs[0]
+                   (labels, logits), n_outputs=2).output
 
 
 def _arg_extremum(spec: OpSpec):

@@ -126,21 +126,17 @@ def _pair(x, y) -> tuple[Tensor, Tensor]:
 
 
 def unary(type_: str, kernel, x, attrs: dict | None = None) -> Tensor:
-    return make_op(type_, kernel, (convert(x),), attrs).outputs[0]
+    return make_op(type_, kernel, (convert(x),), attrs).output
 
 
 def binary(type_: str, kernel, x, y) -> Tensor:
-    return make_op(type_, kernel, _pair(x, y)).outputs[0]
+    return make_op(type_, kernel, _pair(x, y)).output
 
 
 def elementwise1(type_: str, kernel):
     """A one-input elementwise op's builder (make_elementwise: its value is computed on demand)."""
     # a closure over the op, so that each call is one Python frame before make_elementwise
     def build(x):
-        if x.__class__ is Tensor:
-            outs = x.op.outputs
-            if len(outs) == 1 and outs[0] is x:  # x's op's (x,) serves as the inputs: tuples
-                return make_elementwise(type_, kernel, outs)  # are immutable; one object fewer
         return make_elementwise(type_, kernel, (x,) if isinstance(x, Tensor) else (convert(x),))
     return build
 

@@ -17,12 +17,29 @@ from ..ops import op_key
 Rule = Callable[..., object]  # rule(op, *output_grads) -> one gradient per input
 
 
-class _Asked(threading.local):
-    op: object = None           # the op whose rule the backward walk is running
-    mask: tuple = ()            # which of its inputs need a gradient
+class Asked:
+    """What the backward walk asks of the rule it runs: the op and which of its inputs need a
+    gradient. One per thread, a plain object: the walk sets both fields before every rule, and
+    a thread-local's attributes cost several times a plain object's."""
+
+    __slots__ = ("op", "mask")
+
+    def __init__(self) -> None:
+        self.op: object = None
+        self.mask: tuple = ()
 
 
-_asked = _Asked()
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.asked = Asked()
+
+
+_thread = _PerThread()
+
+
+def asked() -> Asked:
+    """The calling thread's Asked."""
+    return _thread.asked
 
 
 def needed(op) -> tuple[bool, ...]:
@@ -32,7 +49,7 @@ def needed(op) -> tuple[bool, ...]:
     flag is False, and should not build its gradient (the `0.999` of `y * 0.999` needs
     none). Outside a walk, or for another op, every input is needed.
     """
-    asked = _asked
+    asked = _thread.asked
     if asked.op is op:
         return asked.mask
     return (True,) * len(op.inputs)
@@ -40,7 +57,7 @@ def needed(op) -> tuple[bool, ...]:
 
 def ask(op, mask: tuple) -> tuple:
     """The walk is about to run op's rule for the inputs in mask; returns what to restore()."""
-    asked = _asked
+    asked = _thread.asked
     saved = asked.op, asked.mask
     asked.op, asked.mask = op, mask
     return saved
@@ -48,7 +65,8 @@ def ask(op, mask: tuple) -> tuple:
 
 def restore(saved: tuple) -> None:
     """Back to the outer rule's mask (a custom grad_fn may run a walk of its own)."""
-    _asked.op, _asked.mask = saved
+    asked = _thread.asked
+    asked.op, asked.mask = saved
 
 _RULES: dict[str, Rule] = {}
 _NAMES: dict[str, str] = {}        # lowercase -> name as registered, for messages and listings
