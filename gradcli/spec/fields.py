@@ -163,6 +163,8 @@ def expect_number(node: YNode | None, key: str, *, minimum: float | None = None,
     """A finite number, optionally > 0, >= minimum or < below."""
     value = number_value(node, key)
     if value is None:
+        if number_value(node, key, finite=False) is not None:  # inf or nan: "got a number" misleads
+            raise fail(node, key, f"expected a finite number, got {_short(node.text)}")
         raise fail(node, key, f"expected a number, got {describe(node)}")
     try:
         value = float(value)
