@@ -11,6 +11,8 @@ imports what it uses (numpy, rich, yaml, the spec model, the runner) in its body
 """
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
 from typing import TYPE_CHECKING
 
@@ -348,6 +350,14 @@ def schema() -> None:
 
 
 def main() -> None:
+    # At exit Python runs one last full garbage collection over every object the run made or
+    # imported (numpy, click, the spec, the graph): 35 M instructions, 5% of `gradcli run`,
+    # to free memory the process is about to give back anyway. Frozen objects are skipped, so
+    # freezing them is the last thing done before it; atexit runs callbacks last-registered
+    # first, so those registered during the command (temporary files...) run before it.
+    # Objects only a reference cycle holds are then not finalized (as with os._exit):
+    # gradcli writes and flushes every output itself before exiting (output.py).
+    atexit.register(gc.freeze)
     cli(prog_name="gradcli")
 
 

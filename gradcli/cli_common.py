@@ -111,11 +111,16 @@ def reports_errors(command):
             raise SystemExit(exc.exit_code) from None
         except (click.exceptions.Exit, click.ClickException):
             raise  # click says these itself (a usage error: exit 2)
-        except Exception:
-            if not debug:  # cannot happen: reporting() turned it into a message
-                raise
-            _traceback()
-            raise SystemExit(1) from None  # what Python's own traceback at exit gives
+        except Exception as exc:
+            if debug:
+                _traceback()
+                raise SystemExit(1) from None  # what Python's own traceback at exit gives
+            # reporting() turns every exception into a message; one raised while it says that
+            # message (stderr failing otherwise than as a closed pipe, an exception whose str()
+            # fails) ends here: said plainly if stderr still takes it, never as a traceback
+            _say_plainly(f"internal error while reporting an error: {type(exc).__name__}\n"
+                         "run again with --debug for the traceback, and please report it")
+            raise SystemExit(2) from None
 
     def reporting(*args, debug: bool, **kwargs):
         try:
@@ -146,6 +151,14 @@ def reports_errors(command):
             raise SystemExit(2) from None
 
     return click.option("--debug", is_flag=True, help="Show Python tracebacks (for bug reports).")(wrapper)
+
+
+def _say_plainly(message: str) -> None:
+    try:
+        sys.stderr.write(printable_lines(message) + "\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001, S110 - stderr is what failed: the exit code says it
+        pass
 
 
 def _traceback() -> None:

@@ -311,13 +311,18 @@ def collector_paused():
             _gc.enable()
 
 
-def compile_schedule(fetches: Sequence[Tensor], fed: Sequence[Tensor] = ()) -> Schedule:
-    """The cached schedule for these fetches and fed tensors, compiled on first use."""
+def compile_schedule(fetches: Sequence[Tensor], fed: Sequence[Tensor] = (),
+                     generated: bool = True) -> Schedule:
+    """The cached schedule for these fetches and fed tensors, compiled on first use.
+    generated=False: a caller that replays it a few dozen times at most (finite differences
+    of a small x) keeps a new schedule in its loop, never generating its source."""
     key = (tuple(t.uid for t in fetches), tuple(t.uid for t in fed))
     schedule = _CACHE.get(key)
     if schedule is None:
         with collector_paused():
             schedule = Schedule(fetches, fed)
+        if not generated:
+            schedule.runs = None
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = schedule

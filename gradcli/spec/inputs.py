@@ -114,6 +114,10 @@ class InputBuilder:
         if not lo < hi:
             raise fail(node.get(source), sub(key, source), f"uniform needs low < high, got "
                                                            f"[{lo:g}, {hi:g}]")
+        if not math.isfinite(hi - lo):  # numpy's draw refuses it (an OverflowError)
+            raise fail(node.get(source), sub(key, source),
+                       f"uniform needs high - low within float64's range (below 1.8e308), got "
+                       f"[{lo:g}, {hi:g}]", "narrow the range")
         return self.draw(name, node, key, source, dtype, shape, lo, hi)
 
     def _normal(self, name, node, key, source, dtype, shape):

@@ -203,3 +203,43 @@ def test_compare_backends_explains_conventions_in_notes():
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "torch: torch.nn.utils.clip_grad_norm_ divides by (norm + 1e-06)" in result.stdout
     assert "training loss side by side" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_uniform_range_beyond_float64_is_a_placed_user_error(tmp_path, command):
+    path = write(tmp_path, "name: wide\ninputs:\n  x: {uniform: [-1e308, 1e308], shape: [3]}\n"
+                           "outputs:\n  y: sum(x * x)\n")
+    result = invoke(command, str(path))
+    assert result.exit_code == 2
+    assert "internal error" not in result.stderr and "OverflowError" not in result.stderr
+    assert result.stderr.startswith(f"error: {path}:3:16: inputs.x.uniform: uniform needs high - low "
+                                    "within float64's range")
+
+
+class _Unsayable(Exception):
+    def __str__(self):
+        raise RuntimeError("no text")
+
+
+@pytest.mark.parametrize("debug, code", [(False, 2), (True, 1)])
+def test_an_error_while_reporting_an_error_exits_without_a_traceback(debug, code):
+    # reporting() turns any exception into "internal error: <type>: <text>"; here the text
+    # itself fails, so the message cannot be made: the command still ends plainly with 2
+    # (--debug: the traceback, exit 1, as Python's own would)
+    import click
+
+    from gradcli.cli_common import reports_errors
+
+    @click.command()
+    @reports_errors
+    def broken():
+        raise _Unsayable()
+
+    result = CliRunner().invoke(broken, ["--debug"] if debug else [])
+    assert result.exit_code == code
+    if debug:
+        assert "Traceback" in result.stderr and "_Unsayable" in result.stderr
+    else:
+        assert "Traceback" not in result.stderr
+        assert result.stderr == ("internal error while reporting an error: RuntimeError\n"
+                                 "run again with --debug for the traceback, and please report it\n")

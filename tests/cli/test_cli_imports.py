@@ -124,6 +124,65 @@ def test_list_ops_and_gradients_import_neither_core_nor_spec():
     assert "numpy 2." in found["stdout"] and "(bundled core)" in found["stdout"]
 
 
+COMPILES = """
+import builtins, json, re, sys
+seen = []
+
+def _who():
+    # the gradcli module that asked, through any helper (ast.literal_eval compiles); the import
+    # system's own compiling of a module's source (no cached bytecode) is not a compile it asked
+    f = sys._getframe(2)
+    while f is not None:
+        name = f.f_globals.get("__name__", "")
+        if name.startswith(("importlib", "_frozen_importlib")):
+            return None
+        if name.startswith("gradcli"):
+            return name
+        f = f.f_back
+    return None
+
+def counting(real, kind):
+    def wrapper(*args, **kwargs):
+        who = _who()
+        if who:
+            seen.append([kind, who])
+        return real(*args, **kwargs)
+    return wrapper
+
+builtins.compile = counting(builtins.compile, "compile")
+re.compile = counting(re.compile, "re.compile")
+sys.argv = ["gradcli", *sys.argv[1:]]
+from gradcli.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+sys.stderr.write("\\nPROBE " + json.dumps({"code": code, "seen": seen}) + "\\n")
+"""
+
+
+def compiles(*args: str) -> dict:
+    """What gradcli compiled while running the command: [kind, module] per Python source
+    (builtins.compile, also through ast.literal_eval) or regular expression (re.compile)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", COMPILES, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    return json.loads(proc.stderr.rsplit("\nPROBE ", 1)[-1])
+
+
+def test_the_demo_run_compiles_no_python_and_the_start_up_modules_no_regex():
+    """Start-up costs that no import list shows: the op table reads its defaults without
+    ast.literal_eval, printable escapes with a translate table, and the finite differences'
+    14 replays of the demo run the schedule's loop instead of generating its source."""
+    found = compiles("run", DEMO)
+    assert found["code"] == 0
+    assert [who for kind, who in found["seen"] if kind == "compile"] == []
+    compiled_re = {who for kind, who in found["seen"] if kind == "re.compile"}
+    assert "gradcli.printable" not in compiled_re
+    assert not [who for who in compiled_re if who.startswith("gradcli.ops")]
+    assert compiled_re  # the probe sees the regexes that remain (lang/tokens.py's, ...)
+
+
 def test_run_imports_no_framework_and_no_other_command():
     found = probe("run", DEMO)
     assert found["code"] == 0

@@ -71,6 +71,35 @@ def test_bad_inputs(inputs, message, spec_error):
     assert message in str(spec_error(spec(inputs)))
 
 
+@pytest.mark.parametrize("inputs, column, message", [
+    # numpy's draw refuses a range wider than float64's (an OverflowError, once an internal error)
+    ("  x: {uniform: [-1e308, 1e308], shape: [3]}\n", 16,
+     "inputs.x.uniform: uniform needs high - low within float64's range (below 1.8e308), got "
+     "[-1e+308, 1e+308] (narrow the range)"),
+    ("  x: {uniform: [-1.7e308, 1.7e308], shape: [3], dtype: float32}\n", 16,
+     "inputs.x.uniform: uniform needs high - low within float64's range"),
+    # inf and nan are numbers to YAML: the message says which number is refused
+    ("  x: {uniform: [0, .inf], shape: [3]}\n", 20, "inputs.x.uniform: expected a finite number, got .inf"),
+    ("  x: {normal: [0, .inf], shape: [3]}\n", 19, "inputs.x.normal: expected a finite number, got .inf"),
+    ("  x: {normal: [.nan, 1], shape: [3]}\n", 16, "inputs.x.normal: expected a finite number, got .nan"),
+    ("  x: {linspace: [0, -.inf, 3]}\n", 21, "inputs.x.linspace: expected a finite number, got -.inf"),
+])
+def test_random_and_range_recipes_refuse_bounds_numpy_cannot_take(inputs, column, message, spec_error):
+    first = str(spec_error(spec(inputs))).splitlines()[0]
+    assert first.startswith(f"spec.yaml:2:{column}: {message}")
+
+
+def test_extreme_but_valid_draws_still_draw(load):
+    # the widest range numpy takes, and a normal whose std overflows only some draws
+    exp = load(spec("  u: {uniform: [-8e307, 8e307], shape: [3]}\n"
+                    "  n: {normal: [0, 1e308], shape: [3]}\n", "y: sum(u)", head="seed: 3\n"))
+    expected = np.random.default_rng([3, zlib.crc32(b"u")]).uniform(-8e307, 8e307, size=(3,))
+    np.testing.assert_array_equal(exp.inputs["u"].value, expected)
+    with np.errstate(over="ignore"):
+        expected = np.random.default_rng([3, zlib.crc32(b"n")]).normal(0, 1e308, size=(3,))
+    np.testing.assert_array_equal(exp.inputs["n"].value, expected)
+
+
 def test_fills_and_ranges(load):
     exp = load(spec("  z: {zeros: [2, 3]}\n  o: {ones: 4, dtype: int32}\n"
                     "  l: {linspace: [0, 1, 5], shape: [5, 1]}\n", "y: sum(l)"))
