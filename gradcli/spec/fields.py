@@ -40,6 +40,10 @@ def describe(node: YNode | None) -> str:
         return "a list"
     if isinstance(node, Map):
         return "a mapping"
+    value = node.value
+    if node.kind == "float" and isinstance(value, float) and (value != value
+                                                              or abs(value) == float("inf")):
+        return f"{_short(node.text)} (not a finite number)"  # nan, inf: "a number" would confuse
     return {"null": "null", "bool": f"{str(node.value).lower()} (a boolean)",
             "int": "a number", "float": "a number"}.get(node.kind, _describe_text(node.text))
 

@@ -32,6 +32,9 @@ def resolve(text: str, base_dir: Path, node: Scalar, key: str, suffix: str = ".n
     data: loads .csv files by the same rules (suffix=".csv"); its caller checks the suffix."""
     if suffix == ".npz" and not text.endswith(".npz"):
         raise fail(node, key, f"load takes a .npz file (numpy.savez), got {text!r}")
+    if "\x00" in text:  # the OS cannot name such a file; Path would raise ValueError later
+        raise fail(node, key, f"load path {text!r} holds a NUL character; no file has "
+                              "such a name")
     relative = Path(text)
     if relative.is_absolute() or text.startswith(("~", "/", "\\")):
         raise fail(node, key, f"load path {text!r} is absolute; give a path relative to the "
