@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from gradcli.errors import SpecError
-from gradcli.spec import load_spec
-from gradcli.spec import npz
+from gradcli.spec import load_spec, npz
 
 
 def _npy(array: np.ndarray) -> bytes:
