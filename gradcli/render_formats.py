@@ -8,7 +8,6 @@ escaped (printable) in both.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 
@@ -108,8 +107,9 @@ def md_table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
 
 def md_text(text) -> str:
     # Raw HTML in a spec's text would reach renderers that pass HTML through (python-markdown,
-    # mkdocs); as entities it reads the same. A bare | would end the cell.
-    return html.escape(printable(text), quote=False).replace("|", "\\|")
+    # mkdocs): with & and < as entities no tag opens, and it reads the same (a > alone opens
+    # nothing, so "a -> b" stays as written). A bare | would end the cell.
+    return printable(text).replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
 
 
 def md_prose(text) -> str:
