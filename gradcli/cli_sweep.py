@@ -75,9 +75,9 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
     sets = tuple(overrides) + (() if backend is None else (f"backend={backend}",))
     base = load_spec_text(text, path=path, overrides=sets)  # exit 2 before any run
     param_axes = [parse_param(p) for p in params]
-    check_sweep(compose(Source(path, text)), path, sets, param_axes)  # each value, before any run
     the_grid = grid(axes(build_sweep(_sweep_node(text, path)), param_axes,
-                         None if seeds is None else parse_seeds(seeds)))
+                         None if seeds is None else parse_seeds(seeds)))  # run count first
+    check_sweep(compose(Source(path, text)), path, sets, param_axes)  # each value, before any run
     runs = [(r.id, r.params) for r in the_grid.runs]
     texts = out is not None  # run files are written only with --out
     worker = execute.Worker(text, path, render.to_json, numeric, max_memory, texts, sets)

@@ -186,6 +186,21 @@ def load_bundled(name: str) -> Loaded:
     return from_arrays(x, y)
 
 
+def _rows(reader):
+    """The reader's rows; its csv.Error (a cell past csv's field limit, a NUL) a DataError."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            problem = (f"a cell is longer than {csv.field_size_limit():,} characters, the limit "
+                       "for one csv cell" if "field larger than field limit" in str(exc)
+                       else f"cannot read it as csv: {exc}")
+            raise DataError(f"line {reader.line_num}: {problem}") from None
+        yield row
+
+
 def parse_csv(text: str, label: str | None = None) -> Loaded:
     """Rows from csv text with a header row: the column headed `label` (default: the last)
     holds the labels, every other column is a feature, in file order.
@@ -196,7 +211,8 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
     cells are stripped of surrounding spaces. Errors name the csv line and column.
     """
     reader = csv.reader(io.StringIO(text, newline=""))  # newline="": quoted newlines survive
-    header = next((row for row in reader if row), None)
+    rows = _rows(reader)
+    header = next((row for row in rows if row), None)
     if header is None:
         raise DataError("the csv file is empty; it needs a header row and data rows")
     header = [cell.strip() for cell in header]
@@ -222,7 +238,7 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
         at = header.index(label)
     x: list[float] = []
     y: list[str] = []
-    for row in reader:
+    for row in rows:
         if not row:
             continue
         if len(row) != width:

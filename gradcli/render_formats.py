@@ -23,9 +23,9 @@ _RUN_KEYS = ("name", "backend", "dtype", "seed", "description")
 def to_markdown(result) -> str:
     """One result as a markdown section: a heading, then one table or list per JSON key."""
     doc = to_json(result)
-    lines = [f"## {printable(doc['name'])}", ""]
+    lines = [f"## {md_prose(doc['name'])}", ""]
     if doc["description"]:
-        lines += [printable(doc["description"]), ""]
+        lines += [md_prose(doc["description"]), ""]
     lines += [f"backend `{doc['backend']}` · `{doc['dtype']}` · seed {doc['seed']}", ""]
     if doc["values"]:
         lines += md_table("values", ["name", "value"],
@@ -57,7 +57,7 @@ def to_markdown(result) -> str:
 
 def markdown_error(path, message: str) -> str:
     """The markdown section of a spec that could not run."""
-    return f"## {printable(path)}\n\nerror: {printable(message)}\n"
+    return f"## {md_prose(path)}\n\nerror: {md_prose(message)}\n"
 
 
 def _md_train(train: dict) -> list[str]:
@@ -106,11 +106,21 @@ def md_table(title: str, header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def md_text(text) -> str:
-    return printable(text).replace("|", "\\|")  # a bare | would end the cell
+    # Raw HTML in a spec's text would reach renderers that pass HTML through (python-markdown,
+    # mkdocs): with & and < as entities no tag opens, and it reads the same (a > alone opens
+    # nothing, so "a -> b" stays as written). A bare | would end the cell.
+    return printable(text).replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
+
+
+def md_prose(text) -> str:
+    """A spec's name, description or message outside a table: no HTML, no links (an escaped
+    [ opens none)."""
+    return md_text(text).replace("[", "\\[")
 
 
 def md_code(text) -> str:
-    return f"`{md_text(text)}`"
+    code = printable(text).replace("|", "\\|")  # a code span shows HTML as text
+    return f"`{code}`"
 
 
 def md_value(value) -> str:

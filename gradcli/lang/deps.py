@@ -31,27 +31,42 @@ def grad_calls(node: Node):
 
 
 class Dependencies:
-    """Which names each let depends on, through the lets before it (filled in let order),
-    and how many levels of grad() each holds."""
+    """The names each let reads directly (filled in let order), walked when asked, and how
+    many levels of grad() each holds.
+
+    Only direct reads are stored: a table of everything each let depends on transitively
+    made a chain of n lets cost n**2/2 set entries (docs/untrusted.md)."""
 
     def __init__(self) -> None:
-        self.deps: dict[str, set[str]] = {}
-        self.order: dict[str, int] = {}    # name -> levels of grad() in its value
+        self.reads: dict[str, set[str]] = {}  # let -> names it reads, in let order
+        self.order: dict[str, int] = {}       # name -> levels of grad() in its value
 
     def of(self, node: Node) -> set[str]:
-        """The names an expression's value may depend on."""
+        """The names an expression's value may depend on (through the lets it reads)."""
         found: set[str] = set()
-        for name in names_read(node):
-            found.add(name)
-            found |= self.deps.get(name, set())
+        pending = list(names_read(node))
+        while pending:
+            name = pending.pop()
+            if name not in found:
+                found.add(name)
+                pending.extend(self.reads.get(name, ()))
         return found
 
-    def add(self, names, node: Node) -> None:
-        deps, order = self.of(node), self.order_of(node)
-        for name in names:
-            self.deps[name] = deps
-            self.order[name] = order
+    def downstream(self, x: str) -> set[str]:
+        """The lets whose value depends on x (x itself excluded): one pass in let order, as a
+        let reads only the names before it."""
+        hit = {x}
+        for name, reads in self.reads.items():
+            if name != x and not reads.isdisjoint(hit):
+                hit.add(name)
+        hit.discard(x)
+        return hit
 
+    def add(self, names, node: Node) -> None:
+        reads, order = names_read(node), self.order_of(node)
+        for name in names:
+            self.reads[name] = reads
+            self.order[name] = order
     def order_of(self, node: Node) -> int:
         """Levels of grad() in an expression's value: grad(y, x) adds one to y's."""
         if isinstance(node, Name):

@@ -67,7 +67,8 @@ class Interpreter:
         upstream = Dependencies()
         for let in experiment.lets:
             upstream.add(let.names, let.expr.node)
-        self.deps = upstream.deps
+        self.upstream = upstream
+        self.downstream: dict[str, set[str]] = {}  # x -> the lets built from it, when asked
         self.let_index = {n: i for i, let in enumerate(experiment.lets) for n in let.names}
         self.marks: list = []
         self.current = 0  # the let being built (len(lets) while the outputs are)
@@ -268,8 +269,11 @@ class Interpreter:
         rebuilt = dict(env)
         rebuilt[x] = x_new
         try:
+            if x not in self.downstream:
+                self.downstream[x] = self.upstream.downstream(x)
+            built_from_x = self.downstream[x]
             for j in range(self.let_index.get(x, -1) + 1, current):
-                if x in self.deps[lets[j].names[0]]:
+                if lets[j].names[0] in built_from_x:
                     self.current = j  # a grad() inside let j rebuilds only what precedes it
                     with self.builder.rebuilding(self.marks[j]):
                         self._let(lets[j], rebuilt)

@@ -14,7 +14,7 @@ MAX_LENGTH = 4000
 PUNCTUATION = ("(", ")", "[", "]", ",", ":", "=")
 OPERATOR_TEXTS = tuple(sorted({*OPERATORS, *UNARY_OPERATORS, *PUNCTUATION}, key=lambda t: (-len(t), t)))
 
-_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DIGITS = frozenset("0123456789")
 _SPACE = re.compile(r"[ \t\r\n]+")
@@ -82,7 +82,7 @@ def tokenize(text: str) -> list[Token]:
 
 def _number(text: str, i: int) -> Token:
     """The number starting at `i`, as an int or a float that does not overflow."""
-    match = _NUMBER.match(text, i)
+    match = NUMBER.match(text, i)
     literal = match.group()
     end = match.end()
     if end < len(text) and (text[end].isalnum() or text[end] in "_."):

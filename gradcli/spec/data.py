@@ -135,11 +135,11 @@ def _load(data: Map, features: str, labels: str, base_dir: Path):
     _no_label(label_node, "a .npz file (its arrays are named by features: and labels:)")
     arrays = {}
     for key, wanted in (("features", features), ("labels", labels)):
-        name, shape, _ = npz.read_header(path, wanted, node, data.get(key), "data.load")
+        name, shape, dtype = npz.read_header(path, wanted, node, data.get(key), "data.load")
         if int(np.prod(shape)) > rows.MAX_CELLS:  # checked before the data is read
             raise fail(node, "data.load", f"array {name!r} has shape {list(shape)}; a data "
                                           f"set holds at most {rows.MAX_CELLS} values")
-        arrays[key] = npz.load_array(path, name, node, "data.load")
+        arrays[key] = npz.load_array(path, name, node, "data.load", (shape, dtype))
     loaded = _placed(lambda: rows.from_arrays(arrays["features"], arrays["labels"], features,
                                               labels), node, "data.load")
     return loaded, path.name, path

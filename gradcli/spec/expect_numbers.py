@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gradcli.spec.arrays import Literal, literal
 from gradcli.spec.document import Scalar, Seq, YNode
-from gradcli.spec.fields import _NUMBER_TEXT, describe, fail, number_value
+from gradcli.spec.fields import _is_number_text, describe, fail, number_value
 
 
 def expected_number(node: YNode | None, key: str) -> float:
@@ -39,6 +39,6 @@ def expected_array(node: YNode | None, key: str, *, booleans: bool) -> Literal:
 
 def _refuse_quoted_numeral(node, key: str) -> None:
     if isinstance(node, Scalar) and node.kind == "str" and node.style in ("'", '"') \
-            and _NUMBER_TEXT.match(node.value.strip()):
+            and _is_number_text(node.value.strip()):
         raise fail(node, key, f"expected a number, got the string {node.value!r} (quoted)",
                    "write the number without quotes")

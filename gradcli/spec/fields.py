@@ -3,15 +3,12 @@ from __future__ import annotations
 
 import keyword
 import math
-import re
 
 from gradcli.errors import SpecError, did_you_mean
+from gradcli.lang.tokens import NUMBER
 from gradcli.spec.document import Map, Mark, Scalar, Seq, YNode
 from gradcli.spec.sections import Section
 
-# An unsigned number as the expression language reads one: the same pattern as
-# lang/tokens.py's, so that re compiles it once for both (a compile is ~0.2 ms of start-up)
-_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # JSON-style spellings of non-finite numbers, as the JSON output writes them.
 _NONFINITE = {"nan": math.nan, "+nan": math.nan, "-nan": math.nan, "inf": math.inf,
               "+inf": math.inf, "-inf": -math.inf, "infinity": math.inf,
@@ -41,6 +38,10 @@ def describe(node: YNode | None) -> str:
         return "a list"
     if isinstance(node, Map):
         return "a mapping"
+    value = node.value
+    if node.kind == "float" and isinstance(value, float) and (value != value
+                                                              or abs(value) == float("inf")):
+        return f"{_short(node.text)} (not a finite number)"  # nan, inf: "a number" would confuse
     return {"null": "null", "bool": f"{str(node.value).lower()} (a boolean)",
             "int": "a number", "float": "a number"}.get(node.kind, _describe_text(node.text))
 
@@ -153,7 +154,7 @@ def number_value(node: YNode | None, key: str = "", *,
 
 def _is_number_text(text: str) -> bool:
     """[+-]? and an unsigned number, nothing else (1e-3, -2E2, .5, +7)."""
-    return _NUMBER.fullmatch(text[1:] if text[:1] in ("+", "-") else text) is not None
+    return NUMBER.fullmatch(text[1:] if text[:1] in ("+", "-") else text) is not None
 
 
 def _spells_nonfinite(text: str) -> bool:

@@ -40,16 +40,16 @@ class Upstream(Dependencies):
                                f"this grad() is a derivative of order {self.order_of(y) + 1} "
                                f"(a gradient of a gradient ...); the limit is {MAX_GRAD_ORDER}",
                                "see docs/untrusted.md")
-            for name in self.of(y):  # the lets between x and y: built again from x
-                if name != x.id and x.id in self.deps.get(name, ()):
-                    self.through.setdefault(name, x.id)
+            upstream = self.of(y)
+            for name in upstream & self.downstream(x.id):  # between x and y: built again
+                self.through.setdefault(name, x.id)
             spec = self.inputs.get(x.id)
             if spec is not None and spec.dtype not in FLOAT_DTYPES:
                 raise error_at(site.node, x.pos, site.key,
                                f"grad(y, x): input {x.id!r} is {spec.dtype}; a gradient is "
                                "taken with respect to a float tensor",
                                f"cast it first: let: {{xf: cast({x.id}, float64)}}")
-            if x.id not in self.of(y):
+            if x.id not in upstream:
                 raise error_at(site.node, x.pos, site.key,
                                f"grad(y, x): y does not depend on {x.id!r}, so there is no "
                                "gradient to take", "x must be an input or a let that y is "

@@ -177,7 +177,8 @@ class InputBuilder:
             raise fail(path_node, path_key, f"the array has {len(file_shape)} dimensions; the "
                                             f"limit is {MAX_DIMS}")
         self.count(math.prod(file_shape), node, key)
-        value = npz.load_array(path, array_name, path_node, path_key)
+        value = npz.load_array(path, array_name, path_node, path_key,
+                               (file_shape, file_dtype))
         loaded = Made(self.loaded_dtype(value, dtype, path_node, path_key))
         return self.reshaped(loaded, shape, node, key)
 

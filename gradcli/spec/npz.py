@@ -3,6 +3,13 @@
 Only relative paths that stay inside the spec's directory (after following
 symlinks) are read; the array's header is checked for size and dtype before
 its data is decompressed, and nothing is ever unpickled.
+
+The data is read here rather than with np.load: np.load(...)[name] may pick a
+member other than the `name.npy` whose header was checked (a member named plain
+`name` wins), and np.lib.format.read_array would read a header again. So every
+member must be a `.npy` array with a unique name, and load_array reads the
+header and exactly the bytes it promises from one stream, after checking that
+header is the one its caller already checked.
 """
 from __future__ import annotations
 
@@ -25,6 +32,9 @@ def resolve(text: str, base_dir: Path, node: Scalar, key: str, suffix: str = ".n
     data: loads .csv files by the same rules (suffix=".csv"); its caller checks the suffix."""
     if suffix == ".npz" and not text.endswith(".npz"):
         raise fail(node, key, f"load takes a .npz file (numpy.savez), got {text!r}")
+    if "\x00" in text:  # the OS cannot name such a file; Path would raise ValueError later
+        raise fail(node, key, f"load path {text!r} holds a NUL character; no file has "
+                              "such a name")
     relative = Path(text)
     if relative.is_absolute() or text.startswith(("~", "/", "\\")):
         raise fail(node, key, f"load path {text!r} is absolute; give a path relative to the "
@@ -60,13 +70,36 @@ def _open(path: Path, node: Scalar, key: str):
         raise fail(node, key, f"cannot open {path.name}: {exc.strerror or exc}") from None
 
 
+def _names(archive: zipfile.ZipFile, path: Path, node: Scalar, key: str) -> list[str]:
+    """The archive's array names; an archive that could be read two ways is refused."""
+    members = archive.namelist()
+    odd = [m for m in members if not m.endswith(".npy")]
+    if odd:
+        raise fail(node, key, f"{path.name} holds a member {odd[0]!r} that is not a .npy array; "
+                              "write the file with numpy.savez")
+    if len(set(members)) != len(members):
+        twice = next(m for m in members if members.count(m) > 1)
+        raise fail(node, key, f"{path.name} holds the member {twice!r} twice")
+    return [m[:-4] for m in members]
+
+
+def _header(member, path: Path, node: Scalar, key: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran order, dtype) of a .npy stream, leaving it at the data."""
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        return np.lib.format.read_array_header_1_0(member)
+    if version == (2, 0):
+        return np.lib.format.read_array_header_2_0(member)
+    raise fail(node, key, f"{path.name}: .npy format {version} is not supported")
+
+
 def read_header(path: Path, wanted: str | None, node: Scalar, key_node, key: str,
                 ) -> tuple[str, tuple[int, ...], np.dtype]:
     """(array name, shape, dtype) of the chosen array, read without loading its data."""
     handle = _open(path, node, key)
     try:
         with handle, zipfile.ZipFile(handle) as archive:
-            names = [n[:-4] for n in archive.namelist() if n.endswith(".npy")]
+            names = _names(archive, path, node, key)
             if wanted is None:
                 if len(names) != 1:
                     raise fail(node, key, f"{path.name} holds {len(names)} arrays "
@@ -77,13 +110,7 @@ def read_header(path: Path, wanted: str | None, node: Scalar, key_node, key: str
                                           f"{', '.join(names) or 'none'}",
                            did_you_mean(wanted, names))
             with archive.open(wanted + ".npy") as member:
-                version = np.lib.format.read_magic(member)
-                if version == (1, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_1_0(member)
-                elif version == (2, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_2_0(member)
-                else:
-                    raise fail(node, key, f"{path.name}: .npy format {version} is not supported")
+                shape, _, dtype = _header(member, path, node, key)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise fail(node, key, f"cannot read {path.name} as a .npz file: {exc}") from None
     if dtype.kind not in _KINDS or dtype.fields is not None or dtype.subdtype is not None:
@@ -92,11 +119,27 @@ def read_header(path: Path, wanted: str | None, node: Scalar, key_node, key: str
     return wanted, tuple(shape), dtype
 
 
-def load_array(path: Path, name: str, node: Scalar, key: str) -> np.ndarray:
-    """The array's data (no pickles); every failure is a located SpecError."""
+def load_array(path: Path, name: str, node: Scalar, key: str,
+               header: tuple[tuple[int, ...], np.dtype]) -> np.ndarray:
+    """The data of member `name.npy`, whose (shape, dtype) read_header returned as `header`
+    (the file is refused if it no longer says so); no pickles; failures are SpecErrors."""
     handle = _open(path, node, key)
     try:
-        with handle, np.load(handle, allow_pickle=False) as data:
-            return np.asarray(data[name])
+        with handle, zipfile.ZipFile(handle) as archive:
+            _names(archive, path, node, key)
+            with archive.open(name + ".npy") as member:
+                shape, fortran, dtype = _header(member, path, node, key)
+                if (tuple(shape), dtype) != (tuple(header[0]), header[1]):
+                    raise fail(node, key, f"{path.name} changed while it was being read")
+                value = np.empty(shape, dtype=dtype, order="F" if fortran else "C")
+                view = memoryview(value.reshape(-1, order="A").view(np.uint8))
+                filled = 0
+                while filled < len(view):
+                    got = member.readinto(view[filled:])
+                    if not got:
+                        raise fail(node, key, f"array {name!r} in {path.name} is truncated "
+                                              f"({filled} of {len(view)} bytes)")
+                    filled += got
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError) as exc:
         raise fail(node, key, f"cannot read array {name!r} from {path.name}: {exc}") from None
+    return value

@@ -20,6 +20,7 @@ from gradcli.spec.document import Map, Seq, Source, YNode, compose, to_plain
 from gradcli.spec.fields import describe, expect_list, expect_map, fail, sub
 
 MAX_VALUES = 10_000    # values of one key (a sweep is a list of runs, not a data set)
+MAX_RUNS = 100_000     # runs of one sweep: the product of its axes' lengths
 ZIP = "zip"
 
 

@@ -6,9 +6,12 @@ block is applied with each of its values in turn (a zip: each step's values toge
 to the base spec, and the spec is built: an error is placed at the sweep block's key
 or value. `--param` axes are checked the same way and named `--param KEY`.
 Bounded: one build per value of each key (the sum of the lists' lengths), never the
-grid's product.
+grid's product; the grid's run count is checked first, and the spec text all those
+builds read is capped at MAX_CHECK_TEXT (docs/untrusted.md).
 """
 from __future__ import annotations
+
+import math
 
 from gradcli.errors import SpecError
 from gradcli.spec.build import build_experiment
@@ -16,7 +19,9 @@ from gradcli.spec.document import Map, Seq, YNode, to_plain
 from gradcli.spec.fields import fail, sub
 from gradcli.spec.opcount import MAX_OPS, count_ops
 from gradcli.spec.overrides import apply_overrides, replace_node
-from gradcli.spec.sweep import ZIP, Axis, set_text
+from gradcli.spec.sweep import MAX_RUNS, ZIP, Axis, set_text
+
+MAX_CHECK_TEXT = 16 << 20  # characters of spec text loaded, in all, to check a sweep's values
 
 
 def check_sweep(root: Map, path: str, overrides=(), params: list[Axis] = ()) -> None:
@@ -27,24 +32,46 @@ def check_sweep(root: Map, path: str, overrides=(), params: list[Axis] = ()) -> 
     base = Map({k: v for k, v in root.items.items() if k != "sweep"}, root.mark, root.size)
     base = apply_overrides(base, overrides)
     replaced = {k for axis in params for k in axis.keys}
+    block_axes = []  # each axis of the block: its columns (one key, or a zip's keys)
     if isinstance(block, Map):
         for key, (key_node, value) in block.items.items():
             if key == ZIP and isinstance(value, Map):
-                _check_steps(base, path, [(k, kn, v, sub("sweep.zip", k))
-                                          for k, (kn, v) in value.items.items()
-                                          if k not in replaced])
-            elif key not in replaced:
-                _check_steps(base, path, [(key, key_node, value, sub("sweep", key))])
+                columns = [(k, kn, v, sub("sweep.zip", k)) for k, (kn, v) in value.items.items()
+                           if k not in replaced]
+            else:
+                columns = [] if key in replaced else [(key, key_node, value, sub("sweep", key))]
+            columns = [c for c in columns if isinstance(c[2], Seq)]
+            if columns:
+                block_axes.append(columns)
+    lengths = [min(len(c[2].items) for c in columns) for columns in block_axes]
+    _bounded(lengths + [len(axis.values) for axis in params], len(root.mark.source.text),
+             block if isinstance(block, Map) else None, params)
+    for columns in block_axes:
+        _check_steps(base, path, columns)
     for axis in params:
         for step in axis.values:
             _check_param(base, path, axis.keys, step)
 
 
+def _bounded(lengths: list[int], text_size: int, block: Map | None, params) -> None:
+    """Refuse, before any load, a sweep past the run limit or one whose checks would load
+    more than MAX_CHECK_TEXT characters of spec (one load per value of each key)."""
+    def refuse(message: str, hint: str | None = None) -> SpecError:
+        if block is not None:
+            return fail(block, "sweep", message, hint)
+        return SpecError(message, key=f"--param {params[0].keys[0]}", hint=hint)
+
+    if math.prod(lengths) > MAX_RUNS:
+        raise refuse(f"the sweep has {math.prod(lengths)} runs; the limit is {MAX_RUNS}")
+    if sum(lengths) * text_size > MAX_CHECK_TEXT:
+        raise refuse(f"checking the sweep's values loads the spec once per value: "
+                     f"{sum(lengths)} loads of {text_size} characters; the limit is "
+                     f"{MAX_CHECK_TEXT:,} characters of spec text in all",
+                     "sweep fewer values (--seeds N gives seeds without this check)")
+
+
 def _check_steps(base: Map, path: str, columns) -> None:
     """Each step of one axis (one key, or a zip's keys taken element by element)."""
-    columns = [c for c in columns if isinstance(c[2], Seq)]
-    if not columns:
-        return
     for index in range(min(len(c[2].items) for c in columns)):
         root = base
         for key, key_node, seq, _ in columns:

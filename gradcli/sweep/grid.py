@@ -10,9 +10,8 @@ import itertools
 
 from ..errors import GradcliError
 from ..record import record
-from ..spec.sweep import Axis, SweepSpec, set_text
+from ..spec.sweep import MAX_RUNS, MAX_VALUES, Axis, SweepSpec, set_text
 
-MAX_RUNS = 100_000
 SEED = "seed"
 
 
@@ -45,12 +44,15 @@ def parse_seeds(text: str) -> range:
     """--seeds N (0 … N−1) or --seeds A:B (A … B−1), as Python's range."""
     first, sep, last = text.partition(":")
     try:
-        seeds = range(int(first), int(last)) if sep else range(int(first))
+        start, stop = (int(first), int(last)) if sep else (0, int(first))
     except ValueError:
         raise GradcliError(f"--seeds expects N or A:B (whole numbers), got {text!r}") from None
-    if not seeds or seeds.start < 0:
+    if stop <= start or start < 0:
         raise GradcliError(f"--seeds {text} gives no seeds >= 0; use N or A:B with 0 <= A < B")
-    return seeds
+    if stop - start > MAX_VALUES:  # before any seed is made: a range's values come later
+        raise GradcliError(f"--seeds {text} gives {stop - start} seeds; the limit is "
+                           f"{MAX_VALUES} values of one swept key")
+    return range(start, stop)
 
 
 def axes(spec: SweepSpec | None, params: list[Axis], seeds: range | None) -> list[Axis]:

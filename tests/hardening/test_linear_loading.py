@@ -6,6 +6,7 @@ loads (every loop iteration is one), so it does not depend on the machine.
 from __future__ import annotations
 
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,22 @@ def test_twice_the_names_take_about_twice_the_work(make, n):
     # the cap stops it early instead of letting it run for minutes.
     large = counted_load(make(2 * n), cap=3 * small)
     assert large < 2.2 * small, (small, large)
+
+
+def _load_peak(text: str) -> int:
+    """Peak bytes Python allocated while loading `text` (tracemalloc: machine-independent)."""
+    tracemalloc.start()
+    try:
+        load_spec_text(text, path="lets.yaml")
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_chain_of_lets_loads_in_linear_memory():
+    # Each let reading the one before: a table of every let's transitive dependencies held
+    # n**2/2 names (~4x the memory for twice the lets; 90 MB at 2,000, GBs at 20,000).
+    load_spec_text(chain_of_lets(10), path="warm.yaml")  # imports and caches out of the count
+    small, large = _load_peak(chain_of_lets(1_000)), _load_peak(chain_of_lets(2_000))
+    assert large < 2.5 * small, (small, large)
+    assert large < 20_000_000, large
