@@ -166,8 +166,10 @@ class NumpyTrainee:
                 loss = float(loss)
                 if math.isfinite(loss):
                     old = self._update(grads, rate_at(step))
-                    plan = self.graph.clip_plan
-                    if self._finite and (not constrain or plan and self._clip_in_place(plan)):
+                    # the variables of the flat update hold its fresh values: clip them at once
+                    flat, plan = self._fresh_flat, self.graph.clip_plan
+                    if self._finite and (not constrain or plan and flat is not None
+                                         and self._clip_flat(flat, plan)):
                         self._finite = False  # read: the verdict was this step's
                         return loss, grads, "", None
                     before = self.snapshot()
@@ -297,20 +299,26 @@ class NumpyTrainee:
         fresh = self._fresh
         if not plan or any(self.variables[n]._value is not fresh.get(n) for n, _, _ in plan):
             return False
-        flat = self._fresh_flat
-        # per graph (its plan's bounds are its own constants), kept on the FlatUpdate
-        bounds = flat.clip_bounds.get(self.graph, False)
-        if bounds is False:
-            bounds = flat.clip_bounds[self.graph] = _flat_bounds(flat, plan)
-        if bounds is not None:  # one min/max pair over all the flat update's new values
-            new, (lo, hi) = flat.new, bounds
-            np.minimum(new, hi, out=new)
-            np.maximum(new, lo, out=new)
-        else:
+        if not self._clip_flat(self._fresh_flat, plan):
             for name, lo, hi in plan:
                 value = fresh[name]
                 np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max
                 np.maximum(value, lo, out=value)
+            self._fresh, self._fresh_flat = {}, None
+        return True
+
+    def _clip_flat(self, flat, plan: list) -> bool:
+        """_clip_in_place as one min/max pair over all of a flat update's new values, which
+        the variables hold (checked by the caller); False when the plan does not fit it."""
+        # per graph (its plan's bounds are its own constants), kept on the FlatUpdate
+        bounds = flat.clip_bounds.get(self.graph, False)
+        if bounds is False:
+            bounds = flat.clip_bounds[self.graph] = _flat_bounds(flat, plan)
+        if bounds is None:
+            return False
+        new, (lo, hi) = flat.new, bounds
+        np.minimum(new, hi, out=new)
+        np.maximum(new, lo, out=new)
         self._fresh, self._fresh_flat = {}, None  # until the next flat update: any other value
         return True                                # is not ours to change
 

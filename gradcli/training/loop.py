@@ -96,7 +96,7 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
     constrain = bool(constraints)
 
     def rate_at(t: int) -> float:  # asked when an update is applied, as apply's argument was
-        return learning_rate(lr, schedule, t)
+        return learning_rate(lr, schedule, t) if schedule is not None else lr
 
     losses = record.loss
     for step in progress(range(feed.total), description="training"):
