@@ -20,7 +20,7 @@ from ..core.evaluate import collector_paused
 from ..core.tf_updates import rule_for
 from ..errors import GradcliError, GradientError, SpecError
 from ..lang.interpret import spec_error
-from ..ops import kernels
+from .numpy_constraints import clip_plan, direct_ops, flat_bounds
 from .numpy_flat import FlatUpdate
 from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
 
@@ -43,8 +43,8 @@ class _Graph:
         # decided on the graph's first step: its replay gives gradients of the same type,
         # dtype and shape every step, and a variable's dtype and shape never change
         self.flat_fits = None      # whether they are updated at once (FlatUpdate.fits)
-        self.direct: dict = {}     # "metrics" | "constraints" -> _direct(its nodes)
-        self.clip_plan = None      # _clip_plan of the constraints ([]: none clips in place)
+        self.direct: dict = {}     # "metrics" | "constraints" -> direct_ops(its nodes)
+        self.clip_plan = None      # clip_plan of the constraints ([]: none clips in place)
 
 
 class NumpyTrainee:
@@ -281,18 +281,18 @@ class NumpyTrainee:
     def _direct(self, kind: str) -> list:
         direct = self.graph.direct.get(kind)
         if direct is None:
-            direct = self.graph.direct[kind] = _direct(self._nodes(kind))
+            direct = self.graph.direct[kind] = direct_ops(self._nodes(kind))
         return direct
 
     def _clip_plan(self) -> list:
         plan = self.graph.clip_plan
         if plan is None:
-            plan = self.graph.clip_plan = _clip_plan(self._direct("constraints"), self.variables)
+            plan = self.graph.clip_plan = clip_plan(self._direct("constraints"), self.variables)
         return plan
 
     def _clip_in_place(self, plan: list) -> bool:
         """Clip each constrained variable in place when every constraint is clip(W, lo, hi) of
-        its own variable, with constant bounds (the graph's _clip_plan), on a value the last
+        its own variable, with constant bounds (the graph's clip_plan), on a value the last
         flat update just made: the same ufuncs as the kernel, on the same dtype, so the same
         bits without an allocation. Other constraints never read a clipped variable (their
         bounds are constants). False: evaluate them as usual."""
@@ -313,7 +313,7 @@ class NumpyTrainee:
         # per graph (its plan's bounds are its own constants), kept on the FlatUpdate
         bounds = flat.clip_bounds.get(self.graph, False)
         if bounds is False:
-            bounds = flat.clip_bounds[self.graph] = _flat_bounds(flat, plan)
+            bounds = flat.clip_bounds[self.graph] = flat_bounds(flat, plan)
         if bounds is None:
             return False
         new, (lo, hi) = flat.new, bounds
@@ -379,63 +379,6 @@ def _loss_number(loss) -> float:
 def _shapes(values: dict) -> tuple:
     """What a graph is built for: the shapes of the data names' values, in order."""
     return tuple(np.shape(v) for v in values.values())
-
-
-def _direct(nodes: dict) -> list:
-    """[(name, kernel, leaf inputs)] when every node is one single-output op whose inputs are
-    leaves (variables, constants), as a constraint clip(W, -1, 1) is: calling that kernel on
-    their values is what the replay would do, without compiling and running a schedule each
-    step. Else [] (replay)."""
-    direct = []
-    for name, node in nodes.items():
-        op = node.op
-        if not op.inputs or len(op.outputs) != 1 or any(t.op.inputs for t in op.inputs):
-            return []
-        direct.append((name, op.kernel, op.inputs))
-    return direct
-
-
-def _clip_plan(direct: list, variables: dict) -> list:
-    """[(name, lo, hi)] when every direct node is kernels.clip of its own trainable variable
-    with constant bounds (leaves that are not variables) that keep the variable's dtype and
-    shape, else []. Decided once: a variable's dtype and shape never change (assign casts to
-    the one and refuses another), nor do constants."""
-    plan = []
-    for name, kernel, leaves in direct:
-        var = variables.get(name)
-        if kernel is not kernels.clip or len(leaves) != 3 or leaves[0] is not var:
-            return []
-        lo, hi = leaves[1], leaves[2]
-        if any(isinstance(t, gc.Variable) or not isinstance(t._value, (np.ndarray, np.generic))
-               for t in (lo, hi)):
-            return []
-        lo, hi = lo._value, hi._value
-        if np.result_type(var.dtype, lo, hi) != var.dtype:
-            return []  # the kernel's dtype differs
-        try:
-            if np.broadcast_shapes(var.shape, np.shape(lo), np.shape(hi)) != var.shape:
-                return []  # bounds that grow the value: the usual path's placed error
-        except ValueError:
-            return []
-        plan.append((name, lo, hi))
-    return plan
-
-
-def _flat_bounds(flat, plan: list):
-    """(lo, hi) over a FlatUpdate's flat values: each planned variable's bounds in its part,
-    -inf and +inf elsewhere (min and max with them give each element's own bits, NaN and -0.0
-    included), or None when a planned variable is not in it or its dtype is not a float. The
-    bounds cast exactly: _clip_plan kept only bounds whose type the variable's dtype holds."""
-    if flat.dtype.kind != "f" or any(n not in flat.names for n, _, _ in plan):
-        return None
-    lo = np.full(flat.bounds[-1][1], -np.inf, flat.dtype)
-    hi = np.full(flat.bounds[-1][1], np.inf, flat.dtype)
-    for name, low, high in plan:
-        i = list(flat.names).index(name)
-        (a, b), shape = flat.bounds[i], flat.shapes[i]
-        lo[a:b] = np.broadcast_to(low, shape).reshape(-1)
-        hi[a:b] = np.broadcast_to(high, shape).reshape(-1)
-    return lo, hi
 
 
 def _node(value, expr):
