@@ -130,11 +130,13 @@ def batches(parts: Parts, batch_size: int | None, seed: int,
     y_buf = np.empty((size, *y.shape[1:]), y.dtype)
     for start in range(0, n, max(size, 1)):
         rows = order[start:start + size]
+        if len(rows) != size:  # the last, shorter batch: the buffers' first rows
+            x_buf, y_buf = x_buf[:len(rows)], y_buf[:len(rows)]
         # the methods: np.take's dispatch costs as much as taking a small batch (every step);
         # mode "clip": "raise" first takes into a temporary buffer when given out=, and the
         # rows of a permutation are all in range, so clipping never changes one
-        yield (x.take(rows, axis=0, out=x_buf[:len(rows)], mode="clip"),
-               y.take(rows, axis=0, out=y_buf[:len(rows)], mode="clip"))
+        yield (x.take(rows, axis=0, out=x_buf, mode="clip"),
+               y.take(rows, axis=0, out=y_buf, mode="clip"))
 
 
 # ----- loading -----

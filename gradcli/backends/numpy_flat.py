@@ -38,6 +38,9 @@ class FlatUpdate:
         # values are written there, the variables hold the last step's (double buffering)
         self.spare = None
         self.spare_views: list = []
+        # a trainee's constraints clip(W, lo, hi) as (lo, hi) over the flat values, per key
+        # (the trainee's graph whose constant bounds they are), or None when they do not fit
+        self.clip_bounds: dict = {}
 
     @staticmethod
     def fits(values: list, grads: list) -> bool:

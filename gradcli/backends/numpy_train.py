@@ -20,7 +20,7 @@ from ..core.evaluate import collector_paused
 from ..core.tf_updates import rule_for
 from ..errors import GradcliError, GradientError, SpecError
 from ..lang.interpret import spec_error
-from ..ops import kernels
+from .numpy_constraints import clip_plan, direct_ops, flat_bounds
 from .numpy_flat import FlatUpdate
 from .program import loss_value, nonfinite_kind, optimizer_overflow, train_error
 
@@ -31,13 +31,20 @@ class _Graph:
     """One build of the spec for one number of data rows: its names, its data variables, and
     (built when first asked) the training gradients and the metric and constraint nodes."""
 
-    __slots__ = ("env", "data", "grads", "nodes", "fns")
+    __slots__ = ("env", "data", "grads", "nodes", "fns", "step", "flat_fits", "direct",
+                 "clip_plan")
 
     def __init__(self, env: dict, data: dict) -> None:
         self.env, self.data = env, data
         self.grads = None          # [(name, clipped gradient tensor)] of the connected variables
         self.nodes: dict = {}      # "metrics" | "constraints" -> {name: tensor}
         self.fns: dict = {}        # what -> compiled replay (gc.function)
+        self.step = None           # (names with a gradient, compiled replay of loss and them)
+        # decided on the graph's first step: its replay gives gradients of the same type,
+        # dtype and shape every step, and a variable's dtype and shape never change
+        self.flat_fits = None      # whether they are updated at once (FlatUpdate.fits)
+        self.direct: dict = {}     # "metrics" | "constraints" -> direct_ops(its nodes)
+        self.clip_plan = None      # clip_plan of the constraints ([]: none clips in place)
 
 
 class NumpyTrainee:
@@ -68,7 +75,6 @@ class NumpyTrainee:
         # which a clip(W, lo, hi) constraint may therefore clip in place
         self._fresh: dict = {}
         self._fresh_flat = None  # ... and the FlatUpdate whose `new` array they are views of
-        self._flat_bounds: dict = {}  # (FlatUpdate, clip plan) ids -> flat (lo, hi) or None
 
     # ----- feeding -----
     def feed(self, batch) -> None:
@@ -123,21 +129,53 @@ class NumpyTrainee:
     # ----- a step -----
     def loss_and_gradients(self) -> tuple:
         """(loss, grads); grads is (names, values) of the variables with a gradient."""
-        step = self.graph.fns.get("step")
+        with np.errstate(all="ignore"):
+            loss, grads = self._replay_step()
+        return _loss_number(loss), grads
+
+    def _replay_step(self) -> tuple:
+        """(the loss as replayed, grads), in the caller's errstate(all="ignore")."""
+        graph = self.graph
+        step = graph.step
         if step is None:
-            step = self.graph.fns["step"] = self._step()
+            step = graph.step = self._step()
         names, fn = step
         try:
             # the schedule's results uncopied (gc.function copies any that a constant or a
             # variable holds, every call): the loss is read as a float, the gradients are only
             # read (concatenated or passed to the rule), and gradient_values copies its records
-            values = fn.schedule.run(())
+            values = fn.schedule.run_ignoring(())
         except (ValueError, IndexError) as exc:
             raise spec_error(self._loss_expr, f"on data fed during training: {exc}") from None
-        loss = values[0]
-        # a 0-d loss (a numpy scalar) is its own sum: float() gives loss_value's number
-        return float(loss) if isinstance(loss, np.generic) else loss_value(loss), \
-            (names, values[1:])
+        return values[0], (names, values[1:])
+
+    def fused_step(self, batch, rate_at, step: int, constrain: bool) -> tuple:
+        """The loop's step in one call and one errstate, in the loop's order: feed, loss and
+        gradients, then, when the loss is a finite number, the update (at the learning rate
+        rate_at(step), asked only then) and its verdict, then, when that is finite and
+        `constrain`, the constraints if they clip in place (known once the loop has evaluated
+        them on this graph: their nodes are built there, outside this errstate).
+        (loss, grads, left, before): left is "" when all of that was done, "update" when only
+        the feed and replay were (the loop goes on from the loss as usual), "verdict" when
+        the update was applied and the loop must still ask nonfinite() (with `before`, the
+        variables' values before the update) and apply the constraints."""
+        self.feed(batch)
+        with np.errstate(all="ignore"):  # the replay's, and a NaN or inf step is TF's number
+            loss, grads = self._replay_step()
+            if isinstance(loss, np.generic):  # 0-d: float() is loss_value's number, no warning
+                loss = float(loss)
+                if math.isfinite(loss):
+                    old = self._update(grads, rate_at(step))
+                    # the variables of the flat update hold its fresh values: clip them at once
+                    flat, plan = self._fresh_flat, self.graph.clip_plan
+                    if self._finite and (not constrain or plan and flat is not None
+                                         and self._clip_flat(flat, plan)):
+                        self._finite = False  # read: the verdict was this step's
+                        return loss, grads, "", None
+                    before = self.snapshot()
+                    before.update(zip(grads[0], old))
+                    return loss, grads, "verdict", before
+        return _loss_number(loss), grads, "update", None
 
     def _step(self) -> tuple:
         """This graph's (names with a gradient, compiled replay of the loss and them)."""
@@ -152,36 +190,41 @@ class NumpyTrainee:
         return {n: np.array(g) if isinstance(g, np.ndarray) else g for n, g in zip(*grads)}
 
     def apply(self, grads, lr: float) -> None:
+        with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
+            self._update(grads, lr)
+
+    def _update(self, grads, lr: float) -> list:
+        """apply(), in the caller's errstate; the updated variables' values from before it
+        (intact: the update writes new arrays, see FlatUpdate.step)."""
         rule = self.rule
         rule.set_lr(lr)
         names, grad_values = grads
         variables, slots = self.variables, self.slots
         values = [variables[n]._value for n in names]
-        with np.errstate(all="ignore"):  # a NaN or inf step is TF's number, not a warning
-            flat = self._flat(names, values, grad_values)
-            if flat is not None:
-                news = flat.step(rule, values, grad_values)
-                for name, new in zip(names, news):
-                    variables[name].assign(new)
-                self._fresh, self._fresh_flat = dict(zip(names, news)), flat
-            else:
-                self._fresh, self._fresh_flat = {}, None
-                self._laid_out = None  # the rule may add slots to the dicts: lay out again
-                for name, value, grad in zip(names, values, grad_values):
-                    variables[name].assign(
-                        rule.update_numpy(value, grad, slots[name], variables[name].dtype))
-            rule.finish_step()
-            # here, where overflow warnings are already off
-            self._finite = self._all_finite(() if flat is None else names,
-                                            None if flat is None else flat.new)
+        flat = self._flat(names, values, grad_values)
+        if flat is not None:
+            news = flat.step(rule, values, grad_values)
+            for name, new in zip(names, news):
+                variables[name].assign(new)
+            self._fresh, self._fresh_flat = dict(zip(names, news)), flat
+        else:
+            self._fresh, self._fresh_flat = {}, None
+            self._laid_out = None  # the rule may add slots to the dicts: lay out again
+            for name, value, grad in zip(names, values, grad_values):
+                variables[name].assign(
+                    rule.update_numpy(value, grad, slots[name], variables[name].dtype))
+        rule.finish_step()
+        # here, where overflow warnings are already off
+        self._finite = self._all_finite(() if flat is None else names,
+                                        None if flat is None else flat.new)
+        return values
 
     def _flat(self, names: tuple, values: list, grads):
         """The flat buffers for updating these variables at once (None: one at a time)."""
-        # decided on a graph's first step: its replay gives gradients of the same type, dtype
-        # and shape every step, and a variable's dtype and shape never change
-        fits = self.graph.fns.get("flat_fits")
+        graph = self.graph
+        fits = graph.flat_fits
         if fits is None:
-            fits = self.graph.fns["flat_fits"] = FlatUpdate.fits(values, grads)
+            fits = graph.flat_fits = FlatUpdate.fits(values, grads)
         if not fits:
             return None
         flat = self._flats.get(names)
@@ -211,17 +254,10 @@ class NumpyTrainee:
         return loss_value(self._replay("loss", lambda: [node], self._loss_expr)[0])
 
     def evaluate(self, kind: str) -> dict:
-        graph, exprs = self.graph, getattr(self.spec, kind)
-        if kind not in graph.nodes:
-            interpreter = self.program.interpreter
-            graph.nodes[kind] = {n: _node(interpreter.evaluate(e, graph.env), e)
-                                 for n, e in exprs.items()}
-        nodes = graph.nodes[kind]
-        direct = graph.fns.get(("direct", kind))
-        if direct is None:
-            direct = graph.fns[("direct", kind)] = _direct(nodes)
+        exprs = getattr(self.spec, kind)
+        nodes, direct = self._nodes(kind), self._direct(kind)
         if direct:  # every node is one op over leaves (clip(W, -1, 1)): its kernel, no replay
-            if kind == "constraints" and self._clip_in_place(direct):
+            if kind == "constraints" and self._clip_in_place(self._clip_plan()):
                 return {n: self.variables[n]._value for n, _, _ in direct}
             try:
                 with np.errstate(all="ignore"):
@@ -232,32 +268,57 @@ class NumpyTrainee:
         values = self._replay(kind, lambda: list(nodes.values()), next(iter(exprs.values())))
         return dict(zip(nodes, values))
 
-    def _clip_in_place(self, direct: list) -> bool:
-        """Clip each constrained variable in place when every constraint is clip(W, lo, hi) of
-        its own variable, with constant bounds, on a value the last flat update just made: the
-        same ufuncs as the kernel, on the same dtype, so the same bits without an allocation.
-        Other constraints never read a clipped variable (their bounds are constants). False:
-        evaluate them as usual."""
-        plan = self.graph.fns.get("clip_in_place")
+    def _nodes(self, kind: str) -> dict:
+        """{name: tensor} of the spec's "metrics" or "constraints" in the current graph."""
+        graph = self.graph
+        nodes = graph.nodes.get(kind)
+        if nodes is None:
+            interpreter = self.program.interpreter
+            nodes = graph.nodes[kind] = {n: _node(interpreter.evaluate(e, graph.env), e)
+                                         for n, e in getattr(self.spec, kind).items()}
+        return nodes
+
+    def _direct(self, kind: str) -> list:
+        direct = self.graph.direct.get(kind)
+        if direct is None:
+            direct = self.graph.direct[kind] = direct_ops(self._nodes(kind))
+        return direct
+
+    def _clip_plan(self) -> list:
+        plan = self.graph.clip_plan
         if plan is None:
-            plan = self.graph.fns["clip_in_place"] = _clip_plan(direct, self.variables)
+            plan = self.graph.clip_plan = clip_plan(self._direct("constraints"), self.variables)
+        return plan
+
+    def _clip_in_place(self, plan: list) -> bool:
+        """Clip each constrained variable in place when every constraint is clip(W, lo, hi) of
+        its own variable, with constant bounds (the graph's clip_plan), on a value the last
+        flat update just made: the same ufuncs as the kernel, on the same dtype, so the same
+        bits without an allocation. Other constraints never read a clipped variable (their
+        bounds are constants). False: evaluate them as usual."""
         fresh = self._fresh
         if not plan or any(self.variables[n]._value is not fresh.get(n) for n, _, _ in plan):
             return False
-        flat = self._fresh_flat
-        key = (id(flat), id(plan))  # both kept as long as the trainee (_flats, graph.fns)
-        bounds = self._flat_bounds.get(key, False)
-        if bounds is False:
-            bounds = self._flat_bounds[key] = _flat_bounds(flat, plan)
-        if bounds is not None:  # one min/max pair over all the flat update's new values
-            new, (lo, hi) = flat.new, bounds
-            np.minimum(new, hi, out=new)
-            np.maximum(new, lo, out=new)
-        else:
+        if not self._clip_flat(self._fresh_flat, plan):
             for name, lo, hi in plan:
                 value = fresh[name]
                 np.minimum(value, hi, out=value)  # kernels.clip's order: min, then max
                 np.maximum(value, lo, out=value)
+            self._fresh, self._fresh_flat = {}, None
+        return True
+
+    def _clip_flat(self, flat, plan: list) -> bool:
+        """_clip_in_place as one min/max pair over all of a flat update's new values, which
+        the variables hold (checked by the caller); False when the plan does not fit it."""
+        # per graph (its plan's bounds are its own constants), kept on the FlatUpdate
+        bounds = flat.clip_bounds.get(self.graph, False)
+        if bounds is False:
+            bounds = flat.clip_bounds[self.graph] = flat_bounds(flat, plan)
+        if bounds is None:
+            return False
+        new, (lo, hi) = flat.new, bounds
+        np.minimum(new, hi, out=new)
+        np.maximum(new, lo, out=new)
         self._fresh, self._fresh_flat = {}, None  # until the next flat update: any other value
         return True                                # is not ours to change
 
@@ -309,66 +370,15 @@ class NumpyTrainee:
         return True
 
 
+def _loss_number(loss) -> float:
+    """The loss a step reports: a 0-d loss (a numpy scalar) is its own sum, and float() gives
+    loss_value's number for it."""
+    return float(loss) if isinstance(loss, np.generic) else loss_value(loss)
+
+
 def _shapes(values: dict) -> tuple:
     """What a graph is built for: the shapes of the data names' values, in order."""
     return tuple(np.shape(v) for v in values.values())
-
-
-def _direct(nodes: dict) -> list:
-    """[(name, kernel, leaf inputs)] when every node is one single-output op whose inputs are
-    leaves (variables, constants), as a constraint clip(W, -1, 1) is: calling that kernel on
-    their values is what the replay would do, without compiling and running a schedule each
-    step. Else [] (replay)."""
-    direct = []
-    for name, node in nodes.items():
-        op = node.op
-        if not op.inputs or len(op.outputs) != 1 or any(t.op.inputs for t in op.inputs):
-            return []
-        direct.append((name, op.kernel, op.inputs))
-    return direct
-
-
-def _clip_plan(direct: list, variables: dict) -> list:
-    """[(name, lo, hi)] when every direct node is kernels.clip of its own trainable variable
-    with constant bounds (leaves that are not variables) that keep the variable's dtype and
-    shape, else []. Decided once: a variable's dtype and shape never change (assign casts to
-    the one and refuses another), nor do constants."""
-    plan = []
-    for name, kernel, leaves in direct:
-        var = variables.get(name)
-        if kernel is not kernels.clip or len(leaves) != 3 or leaves[0] is not var:
-            return []
-        lo, hi = leaves[1], leaves[2]
-        if any(isinstance(t, gc.Variable) or not isinstance(t._value, (np.ndarray, np.generic))
-               for t in (lo, hi)):
-            return []
-        lo, hi = lo._value, hi._value
-        if np.result_type(var.dtype, lo, hi) != var.dtype:
-            return []  # the kernel's dtype differs
-        try:
-            if np.broadcast_shapes(var.shape, np.shape(lo), np.shape(hi)) != var.shape:
-                return []  # bounds that grow the value: the usual path's placed error
-        except ValueError:
-            return []
-        plan.append((name, lo, hi))
-    return plan
-
-
-def _flat_bounds(flat, plan: list):
-    """(lo, hi) over a FlatUpdate's flat values: each planned variable's bounds in its part,
-    -inf and +inf elsewhere (min and max with them give each element's own bits, NaN and -0.0
-    included), or None when a planned variable is not in it or its dtype is not a float. The
-    bounds cast exactly: _clip_plan kept only bounds whose type the variable's dtype holds."""
-    if flat is None or flat.dtype.kind != "f" or any(n not in flat.names for n, _, _ in plan):
-        return None
-    lo = np.full(flat.bounds[-1][1], -np.inf, flat.dtype)
-    hi = np.full(flat.bounds[-1][1], np.inf, flat.dtype)
-    for name, low, high in plan:
-        i = list(flat.names).index(name)
-        (a, b), shape = flat.bounds[i], flat.shapes[i]
-        lo[a:b] = np.broadcast_to(low, shape).reshape(-1)
-        hi[a:b] = np.broadcast_to(high, shape).reshape(-1)
-    return lo, hi
 
 
 def _node(value, expr):

@@ -84,9 +84,11 @@ def _hashable(fn) -> bool:
 
 
 def generate(schedule):
-    """schedule.run as a generated function f(feed_values) -> list of fetched values."""
+    """schedule.run as a generated function f(feed_values) -> list of fetched values. It holds
+    no np.errstate of its own: its caller enters errstate(all="ignore") (Schedule.run does; a
+    training step enters one for its replay and update together)."""
     names = _Names()
-    names.values["ndarray"], names.values["errstate"] = np.ndarray, np.errstate
+    names.values["ndarray"] = np.ndarray
     body = []
     written = {out for _, out, _, _ in schedule.program}
     written.update(schedule.feed_slots, (i for _, i in schedule.variables))
@@ -99,14 +101,11 @@ def generate(schedule):
         body.append("n = len(feed_values)")
         for j, i in enumerate(schedule.feed_slots):
             body.append(f"s{i} = feed_values[{j}] if n > {j} else None")
-    body.append("with errstate(all='ignore'):")
     for fn, out, a, b in schedule.program:
         if not _hashable(fn):
             return None
         args = [f"s{a}", f"s{b}"] if b >= 0 else [f"s{a}"] if b == -1 else [f"s{i}" for i in a]
-        body.append(f"    s{out} = {_call(fn, args, names)}")
-    if not schedule.program:
-        body.append("    pass")
+        body.append(f"s{out} = {_call(fn, args, names)}")
     body.append(f"return [{', '.join(f's{i}' for i in schedule.fetch_slots)}]")
     defaults = ", ".join(f"{name}={name}" for name in names.values)
     source = (f"def make({', '.join(names.values)}):\n"

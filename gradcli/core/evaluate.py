@@ -119,7 +119,8 @@ class Schedule:
 
     def run(self, feed_values: Sequence = ()) -> list:
         if self.fast is not None:
-            return self.fast(feed_values)
+            with np.errstate(all="ignore"):
+                return self.fast(feed_values)
         if self.runs is not None:
             # compiling the source costs what some tens of replays of it save: only a
             # schedule replayed more than a couple of times (a loop) is generated
@@ -127,7 +128,8 @@ class Schedule:
             if self.runs > CODEGEN_AFTER:
                 self.fast = generate(self)
                 if self.fast is not None:
-                    return self.fast(feed_values)
+                    with np.errstate(all="ignore"):
+                        return self.fast(feed_values)
                 self.runs = None
         v = self.template.copy()
         for var, i in self.variables:
@@ -143,6 +145,12 @@ class Schedule:
                 else:
                     v[out] = fn(*[v[i] for i in a])
         return [v[i] for i in self.fetch_slots]
+
+    def run_ignoring(self, feed_values: Sequence = ()) -> list:
+        """run() for a caller that already holds np.errstate(all="ignore"): the generated
+        function without entering a second one (a training step replays and updates in one)."""
+        fast = self.fast
+        return self.run(feed_values) if fast is None else fast(feed_values)
 
 
 # ----- constant folding -----
@@ -393,10 +401,13 @@ class CompiledFunction:
                              f"feed ({names or 'none'}), in that order; got {len(values)}")
         # checked as evaluate's feed is (the replay keeps the shapes it was built for); an
         # array already of the fed shape and dtype, a training loop's case, passes as it is
+        cast = None  # the values with the ones that needed it converted
         for k, (v, (shape, dtype)) in enumerate(zip(values, self.fed_as)):
             if not (type(v) is np.ndarray and v.dtype == dtype and v.shape == shape):
-                values = (*values[:k], feed_value(self.feeds[k], v), *values[k + 1:])
-        results = self.schedule.run(values)
+                if cast is None:
+                    cast = list(values)
+                cast[k] = feed_value(self.feeds[k], v)
+        results = self.schedule.run(values if cast is None else cast)
         kept = self.kept.union(id(_owner(var._value)) for var, _ in self.schedule.variables)
         for k, v in enumerate(results):
             if isinstance(v, np.ndarray) and id(_owner(v)) in kept:

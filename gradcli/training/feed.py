@@ -7,6 +7,7 @@ loop one batch at a time, plus the whole training and test parts for metrics.
 from __future__ import annotations
 
 import math
+from itertools import count, repeat
 
 MAX_TOTAL_STEPS = 1_000_000  # epochs x batches per epoch, when steps does not cap it
 
@@ -52,12 +53,14 @@ class Feed:
             for _ in range(self.total):
                 yield 0, None, False
             return
-        data, seed, epoch = self.experiment.data, self.experiment.seed, 0
-        while True:
-            for k, (x, y) in enumerate(self.datasets.batches(self.parts, self.batch_size, seed,
-                                                             epoch)):
-                yield epoch, {data.features: x, data.labels: y}, k == self.per_epoch - 1
-            epoch += 1
+        data, seed = self.experiment.data, self.experiment.seed
+        names = (data.features, data.labels)
+        ends = [False] * (self.per_epoch - 1) + [True]  # per batch: the last of its epoch?
+        for epoch in count():
+            # zip, map and yield from are C-level: each step resumes one generator, data's
+            # (batches: per_epoch of them, the last one shorter if it must)
+            pairs = self.datasets.batches(self.parts, self.batch_size, seed, epoch)
+            yield from zip(repeat(epoch), map(dict, map(zip, repeat(names), pairs)), ends)
 
     def part(self, name: str):
         """The whole training ("train") or test ("test") part as a feed; None when the run has

@@ -5,6 +5,11 @@ metrics at their evaluation points and what a non-finite loss does (spec-v2).
 A backend takes part through a Trainee (below): it feeds a batch to the spec it built once,
 returns the loss and the gradients training uses, applies one update, and evaluates the
 spec's metric and constraint expressions. The loop owns every decision about order.
+
+A Trainee may also offer fused_step (the numpy core does: a small model's step costs a few
+hundred µs, and each call between loop and trainee is part of it): the same calls in the
+same order in one, stopping where the loop has a decision to make (a non-finite loss or
+update) and saying how far it went; the loop takes over from there.
 """
 from __future__ import annotations
 
@@ -65,6 +70,10 @@ class Trainee(Protocol):
         """Training is over: the data names hold the spec's own values (the first batch) again,
         so what the program answers afterwards (replays, curves) is what it answered before."""
 
+    # optional: fused_step(batch, rate_at, step, constrain) -> (loss, grads, left, before), see
+    # NumpyTrainee.fused_step; used when no per-step record is kept and no update was
+    # non-finite yet
+
 
 def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRecord:
     """Train per experiment.train on the trainee and record what spec-v2's `train` reports."""
@@ -83,30 +92,42 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
     feed_batch, step_values, apply = trainee.feed, trainee.loss_and_gradients, trainee.apply
     snapshot, nonfinite, evaluate = trainee.snapshot, trainee.nonfinite, trainee.evaluate
     constraints, metrics, assign = spec.constraints, spec.metrics, trainee.assign
+    fused = None if keep else getattr(trainee, "fused_step", None)
+    constrain = bool(constraints)
+
+    def rate_at(t: int) -> float:  # asked when an update is applied, as apply's argument was
+        return learning_rate(lr, schedule, t) if schedule is not None else lr
+
     losses = record.loss
     for step in progress(range(feed.total), description="training"):
         epoch, batch, epoch_end = next(batches)
-        feed_batch(batch)
-        loss, grads = step_values()
+        if fused is not None and record.nonfinite is None:
+            loss, grads, left, before = fused(batch, rate_at, step, constrain)
+        else:
+            feed_batch(batch)
+            loss, grads = step_values()
+            left = "update"
         losses.append(loss)
-        if keep:  # the stopping step's gradients too: they say what the update would have been
-            record.gradients.append(trainee.gradient_values(grads))
-        if not math.isfinite(loss) and on_nonfinite != "continue":
-            found = trainee.nonfinite(step, loss, None)
-            if on_nonfinite == "error":
-                raise NonfiniteLoss(_stop_text(experiment, step, loss, found))
-            record.nonfinite = record.nonfinite or found
-            record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
-            break
-        before = snapshot() if record.nonfinite is None else None
-        apply(grads, learning_rate(lr, schedule, step))
-        if record.nonfinite is None:
-            record.nonfinite = nonfinite(step, loss, before)
-        if constraints:
-            assign(checks.constraints(evaluate("constraints")))
-        if keep:
-            for n, value in trainee.read().items():
-                record.params[n].append(value)
+        if left:  # else the fused step did it all: a finite loss, update and constraints
+            if keep:  # the stopping step's gradients too: they say what the update would be
+                record.gradients.append(trainee.gradient_values(grads))
+            if not math.isfinite(loss) and on_nonfinite != "continue":
+                found = trainee.nonfinite(step, loss, None)
+                if on_nonfinite == "error":
+                    raise NonfiniteLoss(_stop_text(experiment, step, loss, found))
+                record.nonfinite = record.nonfinite or found
+                record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
+                break
+            if left == "update":
+                before = snapshot() if record.nonfinite is None else None
+                apply(grads, rate_at(step))
+            if record.nonfinite is None:
+                record.nonfinite = nonfinite(step, loss, before)
+            if constraints:
+                assign(checks.constraints(evaluate("constraints")))
+            if keep:
+                for n, value in trainee.read().items():
+                    record.params[n].append(value)
         record.steps = step + 1
         if metrics and _eval_point(spec, feed, step + 1, epoch, epoch_end):
             last_eval = _evaluate(trainee, feed, record, step + 1, checks)
