@@ -39,7 +39,7 @@ def test_a_nul_in_a_load_path_is_a_placed_error(where):
 def test_nan_and_inf_where_a_finite_number_is_needed_say_what_they_are(value, said):
     err = refused("inputs: {x: [1.0]}\noutputs: {y: sum(x)}\n"
                   f"train: {{optimizer: {{name: sgd, lr: {value}}}}}\n")
-    assert err.bare_message == f"expected a number, got {said} (not a finite number)"
+    assert err.bare_message == f"expected a finite number, got {said}"
     err = refused(f"seed: {value}\ninputs: {{x: [1.0]}}\noutputs: {{y: sum(x)}}\n")
     assert err.bare_message == f"expected an integer, got {said} (not a finite number)"
 
