@@ -125,7 +125,7 @@ def test_a_convention_excuses_only_a_nan_gap_in_the_loss_gradient_and_in_trainin
     # went NaN from it; a finite gap beside it is not explained
     a = made("a", [1.0, 0.0], train=trained([3.0], [0.5]))
     b = made("b", [1.0, NAN], train=trained([3.0], [NAN]))
-    b.conventions = [Convention("sqrt", "sqrt at x <= 0 or NaN: NaN in b", "y", "x")]
+    b.conventions = [Convention("sqrt", "sqrt at x <= 0 or NaN: NaN in b", "y", "x", kind="nonfinite")]
     rows, ok = comparison.compare([a, b], 1e-6)
     assert ok is True and rows[0].within is False and rows[0].excused is True
     train_rows, ok = comparison.compare_training([a, b], 1e-6, rows)
