@@ -31,10 +31,10 @@ def build(experiment):
 
 def _edge_notes() -> dict:
     notes = edge_notes("torch")
-    notes["pow"] = either(notes["pow"], edge_note(
+    notes["pow"] = either(notes["pow"], edge_note(  # about the base's gradient
         "torch", "pow(x, y)", "with y = 0 and x = 0 or NaN", "0 in x (torch special-cases y = 0)",
-        "NaN (0 * x^-1)", lambda x, y, literal: (y == 0) & ((x == 0) | np.isnan(x)), NONFINITE, (0,)),
-        edge_note(
+        "NaN (0 * x^-1)", lambda x, y, literal: (y == 0) & ((x == 0) | np.isnan(x)), NONFINITE,
+        (0,)), edge_note(  # about the exponent's
         "torch", "pow(x, y)", "with x = 0 and y < 0", "+-inf in y", "NaN (inf * 0)",
         lambda x, y, literal: (x == 0) & (y < 0) if not literal[1] else False, NONFINITE, (1,)))
     notes["abs"] = edge_note("torch", "abs", "at x NaN", "0", "NaN", lambda x, literal: np.isnan(x),
