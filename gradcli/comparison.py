@@ -21,10 +21,12 @@ class _Excusable:
     def excused(self) -> bool:
         """Outside the tolerance, but the notes explain the gap, so the verdict still holds.
 
-        The edges a note is about (sqrt at 0, reciprocal at 0, pow of a negative base...) give
-        NaN or an infinity in one framework where the other gives a number; so only a gap
-        whose every out-of-tolerance element has a non-finite value on one side is one a note
-        can explain. A finite gap elsewhere is a real disagreement, note or not.
+        Only a note of kind "nonfinite" explains anything: the edges it is about (sqrt at 0,
+        reciprocal at 0, pow of a negative base...) give NaN or an infinity in one framework
+        where the other gives a number. So a gap is excused only when, for every two runs,
+        every element outside the tolerance has a non-finite value on one side and is an
+        element that a nonfinite note of one of those two runs is about. A finite gap, or a gap
+        between two runs that carry no such note, is a real disagreement, note or not.
         """
         return self.within is False and self.explained
 
@@ -42,9 +44,9 @@ class ComparisonRow(_Excusable):
     notes: list = Factory(list)  # conventions that explain a difference
     present: list = Factory(list)  # one per run: False where that run has no such pair at all
                                    # ("absent"; None in overridden is then no unconnected gradient)
-    explained: bool = False  # a note that may excuse a gap is on the row, and every element
-                             # outside the tolerance is NaN or infinite on one side, at an
-                             # element such a note is about
+    explained: bool = False  # a nonfinite note is on the row, and between every two runs
+                             # every element outside the tolerance is NaN or infinite on one
+                             # side, at an element a nonfinite note of one of the two is about
     note_elements: list = Factory(list)  # one per note: flat indices of the elements it is
                                          # about, None for every element
     float32_rtol: float | None = None  # the per-element float32 allowance, where it was applied
@@ -66,9 +68,10 @@ class TrainingComparisonRow(_Excusable):
 
 NOT_TRAINED = "not trained"  # a training value of a run that has no train block
 FLOAT32_ROUNDING = 2e-5  # relative gap two float32 kernels may differ by, per element
-# Notes that say what gradcli reports instead of the framework's own answer: the reported
-# numbers do not carry the difference they describe, so they excuse no gap.
-_NOT_A_GAP = ("unconnected",)
+# The one kind of note that may excuse a gap (backends/kit.py: NONFINITE). Every other note
+# (a finite difference such as a tie split, or what gradcli reports instead of the framework's
+# answer) describes numbers the reported gradients do not carry, so it is shown and excuses none.
+EXCUSING = "nonfinite"
 
 
 @record(frozen=False)
@@ -120,29 +123,31 @@ def compare(results: list, tolerance: float | None = None,
     rows, ok = [], True
     for out, name in keys:
         grads = [_get(r, out, name, "overridden") for r in results]
-        pair = _merged([(label, c) for label, r in zip(labels, results)
+        pair = _merged([(k, label, c) for k, (label, r) in enumerate(zip(labels, results))
                         for c in r.conventions if (c.output, c.input) == (out, name)])
         notes = [f"{label}: {text}{_where(name, elements, grads)}"
-                 for (label, text, _), elements in pair.items()]
+                 for (_, label, text, _), elements in pair.items()]
         present = [name in r.gradients.get(out, {}) for r in results]
-        excusing = [elements for (_, _, topic), elements in pair.items() if topic not in _NOT_A_GAP]
-        max_diff, within, nonfinite, rtol = _agreement(grads, tolerance, float32,
-                                                       _covered(excusing))
+        # each run's own excusing notes: a gap between two runs is excused by theirs alone
+        covered = [_covered([elements for (j, _, _, kind), elements in pair.items()
+                             if j == k and kind == EXCUSING]) for k in range(len(results))]
+        excusing = any(c is None or c for c in covered)
+        max_diff, within, nonfinite, rtol = _agreement(grads, tolerance, float32, covered)
         if not all(present):  # a pair a spec lacks is no unconnected gradient: nothing to compare
             max_diff, within, nonfinite, rtol = None, None if tolerance is None else False, False, None
         row = ComparisonRow(out, name, grads, _get(results[0], out, name, "true"), max_diff, within,
-                            notes, present, nonfinite and bool(excusing), list(pair.values()), rtol)
+                            notes, present, nonfinite and excusing, list(pair.values()), rtol)
         ok = ok and (within is not False or row.excused)
         rows.append(row)
     return rows, ok
 
 
 def _merged(pair: list) -> dict:
-    """{(run label, note text, topic): elements}: one note per text, its elements joined (the
-    same edge met at several ops); None, every element, absorbs any list."""
+    """{(run index, run label, note text, kind): elements}: one note per text, its elements
+    joined (the same edge met at several ops); None, every element, absorbs any list."""
     merged: dict = {}
-    for label, c in pair:
-        key = (label, c.text, c.topic)
+    for k, label, c in pair:
+        key = (k, label, c.text, c.kind)
         if key not in merged:
             merged[key] = c.elements
         elif merged[key] is not None:
@@ -151,8 +156,8 @@ def _merged(pair: list) -> dict:
 
 
 def _covered(excusing: list):
-    """The flat indices the excusing notes are about together (None: every element), or an
-    empty set when no note may excuse a gap."""
+    """The flat indices one run's excusing notes are about together (None: every element), or
+    an empty set when none of its notes may excuse a gap."""
     if any(elements is None for elements in excusing):
         return None
     return {i for elements in excusing for i in elements}
@@ -219,10 +224,11 @@ def compare_training(results: list, tolerance: float | None, rows: list[Comparis
 def _agreement(values: list, tolerance: float | None, float32: bool, covered=None
                ) -> tuple[float | None, bool | None, bool, float | None]:
     """The largest gap from the first run (NaN beats any number), whether every element is
-    within the tolerance (in float32, plus FLOAT32_ROUNDING times that element's own size),
-    and whether every element outside it has a NaN on one side or an infinity against a number
-    and is one of the `covered` flat indices (None: any element); last, the float32 allowance
-    if it was applied to some element."""
+    within the tolerance of the first run's (in float32, plus FLOAT32_ROUNDING times that
+    element's own size), and whether, between every two runs, every element outside it has a
+    NaN on one side or an infinity against a number and is one of the flat indices covered by
+    one of the two runs (`covered`: one per run, a set or None for any element; None for all:
+    any element); last, the float32 allowance if it was applied to some element."""
     first = values[0]
     diffs = [_max_diff(first, v) for v in values[1:]]
     if any(d is None for d in diffs):
@@ -237,27 +243,38 @@ def _agreement(values: list, tolerance: float | None, float32: bool, covered=Non
         return max_diff, False, False, None
     if first is None:
         return max_diff, True, False, None
-    within, nonfinite, rtol = True, True, None
-    for v in values[1:]:
-        a, b = np.asarray(first, dtype=np.float64), np.asarray(v, dtype=np.float64)
-        if a.shape != b.shape:
-            return max_diff, False, False, None
-        gap = elementwise_gap(a, b)
-        allowed = tolerance
-        if float32:
-            rtol = FLOAT32_ROUNDING
-            with np.errstate(all="ignore"):
-                allowed = tolerance + FLOAT32_ROUNDING * np.where(np.isfinite(a), np.abs(a), 0.0)
-        outside = ~(gap <= allowed)  # NaN gaps are outside
-        if outside.any():
-            within = False
+    arrays = [np.asarray(v, dtype=np.float64) for v in values]
+    if any(b.shape != arrays[0].shape for b in arrays[1:]):
+        return max_diff, False, False, None
+    cover = covered if isinstance(covered, list) else [covered] * len(values)
+    rtol = FLOAT32_ROUNDING if float32 and len(values) > 1 else None
+    within, nonfinite = True, True
+    # every two runs, not only each against the first: two runs may both differ from a first
+    # run's noted NaN and still disagree with each other by a number no note explains
+    for i in range(len(arrays)):
+        for j in range(i + 1, len(arrays)):
+            outside = _outside(arrays[i], arrays[j], tolerance, float32)
+            if not outside.any():
+                continue
+            if i == 0:
+                within = False
             # NaN on one side, or an infinity against a number: +inf against -inf is no edge's gap
-            a_out, b_out = a[outside], b[outside]
+            a_out, b_out = arrays[i][outside], arrays[j][outside]
             edge = (np.isnan(a_out) ^ np.isnan(b_out)) | (np.isfinite(a_out) ^ np.isfinite(b_out))
-            if covered is not None:  # only at the elements the notes are about
-                edge &= np.isin(np.flatnonzero(outside), list(covered))
+            if cover[i] is not None and cover[j] is not None:  # only where their notes are about
+                edge &= np.isin(np.flatnonzero(outside), list({*cover[i], *cover[j]}))
             nonfinite = nonfinite and bool(np.all(edge))
     return max_diff, within, nonfinite and not within, rtol
+
+
+def _outside(a: np.ndarray, b: np.ndarray, tolerance: float, float32: bool) -> np.ndarray:
+    """Where b is not within the tolerance of a (in float32, plus FLOAT32_ROUNDING times a's own
+    size there); a NaN gap is outside."""
+    allowed = tolerance
+    if float32:
+        with np.errstate(all="ignore"):
+            allowed = tolerance + FLOAT32_ROUNDING * np.where(np.isfinite(a), np.abs(a), 0.0)
+    return ~(elementwise_gap(a, b) <= allowed)
 
 
 def _get(result, out: str, name: str, kind: str):

@@ -18,7 +18,8 @@ from ..lang.interpret import Interpreter, spec_error
 from ..ops import OPS
 from .builder import gradient_of
 from .eager import EagerBuilder
-from .edge_elements import is_elementwise, on_inputs, reach
+from .edge_elements import is_elementwise, on_inputs, reach, receivers
+from .kit import UNCONNECTED
 from .program import Convention, Program
 
 # A few ulps of a value are ~1e-7..1e-6 relative, but a later 1 - y magnifies them: TF's
@@ -41,7 +42,7 @@ class EagerProgram(Program):
         self.register = {name.lower(): spec for name, spec in exp.register.items()}
         self.conventions: list[Convention] = []
         self._kept: list = []
-        # (op, note text, {input id: the note's elements there}, ids of its results) and the
+        # (op, EdgeNote, {input id: the note's elements there}, ids of its results) and the
         # result ids of elementwise ops, from the inspecting build
         self._edges: list = []
         self._elementwise: set = set()
@@ -76,22 +77,28 @@ class EagerProgram(Program):
 
     def inspect_op(self, name: str, inputs: list, attrs: dict, literal: list, outs=()) -> None:
         """Note where the framework's own op would differ here (ties, bounds, pow's exponent),
-        and at which elements of its inputs."""
+        and at which elements of the inputs whose gradient the note is about."""
         elementwise = is_elementwise(OPS[name])
         if elementwise:
             self._elementwise.add(tuple(id(o) for o in outs))
         check = self.kit.checks.get(name)
         if check is not None:
             arrays = [np.asarray(self.kit.numpy(t)) for t in inputs]
-            for text, where in check(arrays, literal):
+            for edge in check(arrays, literal):
                 at: dict = {}
-                for t, m in zip(inputs, on_inputs(where, [a.shape for a in arrays], elementwise)):
+                masks = on_inputs(edge.where, [a.shape for a in arrays], elementwise)
+                for k, (t, m) in enumerate(zip(inputs, masks)):
+                    if edge.inputs is not None and k not in edge.inputs:
+                        continue  # another input's gradient: the same number in every framework
                     at[id(t)] = at[id(t)] | m if id(t) in at else m  # maximum(x, x): both
-                self._edges.append((name, text, at, [id(t) for t in outs]))
+                self._edges.append((name, edge, at, [id(t) for t in outs]))
 
     def _note_edges(self, env, graph) -> None:
-        """Each edge note on the output/input pairs whose path crosses its op (so that compare
-        counts it as the reason for a difference there), or on the run when none does."""
+        """Each edge note on the output/input pairs whose gradient goes through its op's own
+        backward and reaches some element of the input from the inputs the note is about (so
+        that compare counts it as the reason for a difference there, at those elements), or on
+        the run when none does. An op whose backward is never run (under stop_gradient, inside
+        a function or override whose own gradient replaces it) places its note on no pair."""
         exp, pairs = self.experiment, []
         for out in exp.outputs:
             for name in exp.wrt:
@@ -100,17 +107,21 @@ class EagerProgram(Program):
                     pairs.append((out.name, name, id(env[out.name]), id(x)))
         shapes = {id(t): tuple(self.kit.shape(t)) for node in graph.keep for part in node
                   for t in part if self.kit.is_tensor(t)} if self._edges else {}
-        for op, text, inputs, results in self._edges:
-            # through the op itself: y depends on one of its results, one of its inputs on x
-            # (y depending on the op's input alone, e.g. on x itself, is another path)
-            hits = [(o, n, x) for o, n, y, x in pairs
-                    if any(graph.depends(y, r, set()) for r in results)
-                    and any(graph.depends(i, x, set()) for i in inputs)]
-            for o, n, x in hits:
-                mask = reach(graph, inputs, x, shapes.get, self._elementwise)
-                self.note(Convention(op, text, o, n, _elements(mask)))
-            if not hits:
-                self.note(Convention(op, text))
+        receiving = {y: receivers(graph, y) for _, _, y, _ in pairs} if self._edges else {}
+        for op, edge, inputs, results in self._edges:
+            placed = False
+            for o, n, y, x in pairs:
+                # through the op's own backward: y's gradient reaches one of its results (along
+                # ops that pass a gradient), and from its inputs the difference reaches x
+                if not any(r in receiving[y] for r in results):
+                    continue
+                elements = _elements(reach(graph, inputs, x, shapes.get, self._elementwise))
+                if elements is not None and not elements:
+                    continue  # no element of x: the note is not about this pair
+                self.note(Convention(op, edge.text, o, n, elements, edge.kind))
+                placed = True
+            if not placed:
+                self.note(Convention(op, edge.text, kind=edge.kind))
         self._edges.clear()
         self._elementwise.clear()
 
@@ -215,7 +226,7 @@ class EagerProgram(Program):
                                      "derivative (TensorFlow registers none for round, floor, "
                                      "ceil and comparisons), which spec-v1 and the numpy core count as "
                                      "connected: "
-                                     "gradcli reports zeros", out, name))
+                                     "gradcli reports zeros", out, name, kind=UNCONNECTED))
                 return _plain(np.zeros(base.shape, base.dtype))
             return _plain(np.asarray(self.kit.numpy(g)).astype(base.dtype))
         if g is not None:
@@ -224,7 +235,7 @@ class EagerProgram(Program):
             self.note(Convention("unconnected", f"{kind} d{out}/d{name}: {label} returns {what} "
                                  f"({self.kit.unconnected_text}), but no path carries a gradient "
                                  f"from {out} to {name}: gradcli reports what unconnected: {mode} "
-                                 "says", out, name))
+                                 "says", out, name, kind=UNCONNECTED))
         if mode == "zero":
             return _plain(np.zeros(base.shape, base.dtype))
         if mode == "error":
@@ -310,9 +321,11 @@ class EagerProgram(Program):
 
 
 def _elements(mask) -> tuple | None:
-    """A note's elements as flat indices into the input; None for every element (or none found:
-    a note that cannot be placed stays about the whole input)."""
-    if mask is None or mask.all():
+    """A note's elements as flat indices into the input; None for every element, () for none
+    (the difference does not reach the input: the note is about none of it, never all of it)."""
+    if mask is None:
+        return ()
+    if mask.all():
         return None
     return tuple(int(i) for i in np.flatnonzero(mask))
 

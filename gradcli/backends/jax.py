@@ -15,7 +15,8 @@ import numpy as np
 
 from ..ops.kernels import check_labels
 from . import availability
-from .kit import clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
+from .kit import (NONFINITE, EdgeNote, clip_as_tensorflow, edge_note, edge_notes, either, tie_note,
+                  unavailable)
 from .opmap import derive
 
 NAME = "jax"
@@ -34,22 +35,28 @@ def _clip_note(arrays, literal):
     x, lo, hi = arrays
     at_bound = (x == lo) | (x == hi)
     if np.any(at_bound):
-        return [("clip at a bound: jnp.clip (minimum of maximum) gives half the gradient to x "
-                 "where x equals a bound; gradcli follows TensorFlow and the numpy core (all of it)",
-                 at_bound)]
+        # x's and the bound's gradients differ by a finite split: the note excuses nothing
+        return [EdgeNote("clip at a bound: jnp.clip (minimum of maximum) gives half the gradient "
+                         "to x where x equals a bound; gradcli follows TensorFlow and the numpy core "
+                         "(all of it)", at_bound, inputs=None)]
     return []
 
 
 def _edge_notes() -> dict:
     notes = edge_notes("jax")
-    notes["abs"] = edge_note("jax", "abs", "at x = 0 or NaN", "dy at 0 and -dy at NaN",
-                             "0 (sign(0)) and NaN", lambda x, literal: (x == 0) | np.isnan(x))
+    # at 0 both are numbers; only the NaN half is a non-finite difference
+    notes["abs"] = either(
+        edge_note("jax", "abs", "at x = 0", "dy", "0 (sign(0))", lambda x, literal: x == 0),
+        edge_note("jax", "abs", "at x NaN", "-dy", "NaN", lambda x, literal: np.isnan(x),
+                  NONFINITE))
     notes["softsign"] = edge_note("jax", "softsign", "at x +-inf", "NaN", "0",
-                                  lambda x, literal: np.isinf(x))
-    notes["elu"] = edge_note("jax", "elu", "at x NaN", "NaN", "dy", lambda x, literal: np.isnan(x))
+                                  lambda x, literal: np.isinf(x), NONFINITE)
+    notes["elu"] = edge_note("jax", "elu", "at x NaN", "NaN", "dy", lambda x, literal: np.isnan(x),
+                             NONFINITE)
     notes["prod"] = edge_note("jax", "prod", "whose product overflows", "0 where the upstream "
                               "gradient is 0", "NaN (0 * inf) there",
-                              lambda x, literal: np.isfinite(x).all() & ~np.isfinite(np.prod(x)))
+                              lambda x, literal: np.isfinite(x).all() & ~np.isfinite(np.prod(x)),
+                              NONFINITE)
     return notes
 
 

@@ -6,7 +6,7 @@ once against this protocol. Nothing here imports a framework.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -22,8 +22,7 @@ class Kit(Protocol):
     label: str                     # how notes name the framework
     version: str
     ops: Mapping[str, Callable]    # op name (gradcli/ops) -> raw forward op(*tensors, **attrs)
-    # op name (gradcli/ops) -> check(arrays, literal) -> [(note text, where)]: where is a bool
-    # array over the op's broadcast input shape, True at the elements the note is about
+    # op name (gradcli/ops) -> check(arrays, literal) -> [EdgeNote]
     checks: Mapping[str, Callable]
     unconnected_text: str          # what the framework's own autodiff does without a path
     norm_clip_epsilon: float | None  # the epsilon its own norm clipping adds, if any
@@ -52,6 +51,25 @@ class Kit(Protocol):
         """(f(sources), backward(i, seed) -> one gradient or None per source for output i)."""
 
 
+# A note's kind says what difference it documents, and so what it may excuse in compare:
+NONFINITE = "nonfinite"  # NaN or an infinity on one side where the other has a number: the only
+                         # kind that may excuse a (non-finite) gap
+FINITE = "finite"        # another number (a tie split, a gradient sent elsewhere): excuses nothing,
+                         # since gradcli reports its own value, not the framework's
+UNCONNECTED = "unconnected"  # what gradcli reports instead of the framework's answer: excuses nothing
+
+
+class EdgeNote(NamedTuple):
+    """One note an op's check gives: where is a bool array over the op's broadcast input shape,
+    True at the elements the note is about; inputs, the positions of the op's inputs whose
+    gradient differs there (None: every input)."""
+
+    text: str
+    where: Any
+    kind: str = FINITE
+    inputs: tuple | None = None
+
+
 def unavailable(name: str, exc: object) -> BackendUnavailable:
     """The error for a framework that is missing or fails to import."""
     return BackendUnavailable(f"backend {name!r} needs the {name} package: "
@@ -71,22 +89,27 @@ def tie_note(module: str, fn: str):
         x, y = arrays[0], arrays[1]
         tied = np.broadcast_to(x == y, np.broadcast_shapes(x.shape, y.shape))
         if np.any(tied):
-            return [(f"{fn} ties: {module}.{fn} splits the gradient of tied elements half and half; "
-                     "gradcli follows TensorFlow and the numpy core (all of it to x)", tied)]
+            # both inputs' gradients differ (half each against all to x), by a finite amount
+            return [EdgeNote(f"{fn} ties: {module}.{fn} splits the gradient of tied elements half "
+                             "and half; gradcli follows TensorFlow and the numpy core (all of it to x)",
+                             tied)]
         return []
     return check
 
 
-def edge_note(module: str, op: str, where: str, theirs: str, ours: str, condition: Callable):
+def edge_note(module: str, op: str, where: str, theirs: str, ours: str, condition: Callable,
+              kind: str = FINITE, inputs: tuple | None = (0,)):
     """A note check for an edge where the framework's own gradient differs from TensorFlow's:
-    condition(*input arrays, literal flags) says where (elementwise, or one flag for all)."""
+    condition(*input arrays, literal flags) says where (elementwise, or one flag for all); kind,
+    whether one side is NaN or infinite there (NONFINITE) or both are numbers (FINITE); inputs,
+    which of the op's inputs get the differing gradient (None: all)."""
     def check(arrays, literal):
         with np.errstate(all="ignore"):
             hit = np.asarray(condition(*arrays, literal), dtype=bool)
         if not hit.any():
             return []
-        return [(f"{op} {where}: the gradient is {theirs} in {module}, {ours} in TensorFlow and the "
-                 "numpy core", hit)]
+        return [EdgeNote(f"{op} {where}: the gradient is {theirs} in {module}, {ours} in TensorFlow "
+                         "and the numpy core", hit, kind, inputs)]
     return check
 
 
@@ -103,13 +126,14 @@ def edge_notes(module: str) -> dict:
     return {
         # TensorFlow's SqrtGrad and ReciprocalGrad return 0 for a zero upstream gradient
         "sqrt": edge_note(module, "sqrt", "at x <= 0 or NaN", unchosen, "0",
-                          lambda x, literal: ~(x > 0)),
+                          lambda x, literal: ~(x > 0), NONFINITE),
         "reciprocal": edge_note(module, "reciprocal", "at x = 0 or NaN", unchosen, "0",
-                                lambda x, literal: (x == 0) | np.isnan(x)),
+                                lambda x, literal: (x == 0) | np.isnan(x), NONFINITE),
+        # about the exponent's gradient only: x's is the same number in every framework
         "pow": edge_note(module, "pow(x, y)", "with x < 0, or x NaN and y = 0",
                          "NaN in y (the log of x)", "0 (log(x) masked to 0 where x <= 0)",
                          lambda x, y, literal: (x < 0) | (np.isnan(x) & (y == 0)) if not literal[1]
-                         else False),
+                         else False, NONFINITE, (1,)),
         "maximum": _nan_x_note(module, "maximum"),
         "minimum": _nan_x_note(module, "minimum"),
     }
@@ -117,7 +141,7 @@ def edge_notes(module: str) -> dict:
 
 def _nan_x_note(module: str, fn: str):
     return edge_note(module, fn, "with x NaN", "sent to x", "sent to y",
-                     lambda x, y, literal: np.isnan(x))
+                     lambda x, y, literal: np.isnan(x), FINITE, None)
 
 
 def clip_as_tensorflow(x, lo, hi, *, where, isnan, stop, full_like):

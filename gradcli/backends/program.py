@@ -22,6 +22,9 @@ class Convention:
     input: str | None = None
     # flat (row-major) indices of the input's elements the note is about; None: every element
     elements: tuple | None = None
+    # what difference it documents (kit.NONFINITE, FINITE, UNCONNECTED): only "nonfinite" may
+    # excuse a gap in compare; any other note is shown and excuses nothing
+    kind: str = "finite"
 
 
 @record

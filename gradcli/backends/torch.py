@@ -13,7 +13,8 @@ import numpy as np
 
 from ..ops.kernels import check_labels
 from . import availability
-from .kit import clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
+from .kit import (NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note,
+                  unavailable)
 from .opmap import derive
 
 NAME = "torch"
@@ -30,17 +31,20 @@ def build(experiment):
 
 def _edge_notes() -> dict:
     notes = edge_notes("torch")
-    notes["pow"] = either(notes["pow"], edge_note(
+    notes["pow"] = either(notes["pow"], edge_note(  # about the base's gradient
         "torch", "pow(x, y)", "with y = 0 and x = 0 or NaN", "0 in x (torch special-cases y = 0)",
-        "NaN (0 * x^-1)", lambda x, y, literal: (y == 0) & ((x == 0) | np.isnan(x))), edge_note(
+        "NaN (0 * x^-1)", lambda x, y, literal: (y == 0) & ((x == 0) | np.isnan(x)), NONFINITE,
+        (0,)), edge_note(  # about the exponent's
         "torch", "pow(x, y)", "with x = 0 and y < 0", "+-inf in y", "NaN (inf * 0)",
-        lambda x, y, literal: (x == 0) & (y < 0) if not literal[1] else False))
-    notes["abs"] = edge_note("torch", "abs", "at x NaN", "0", "NaN", lambda x, literal: np.isnan(x))
+        lambda x, y, literal: (x == 0) & (y < 0) if not literal[1] else False, NONFINITE, (1,)))
+    notes["abs"] = edge_note("torch", "abs", "at x NaN", "0", "NaN", lambda x, literal: np.isnan(x),
+                              NONFINITE)
+    # relu, relu6 and hard_sigmoid at NaN: dy against 0, both numbers (FINITE, the default)
     notes["relu"] = edge_note("torch", "relu", "at x NaN", "dy", "0", lambda x, literal: np.isnan(x))
     notes["sign"] = edge_note("torch", "sign", "at x NaN", "0 and its value 0 too (torch.sign(NaN) "
-                              "is 0)", "0 with the value NaN", lambda x, literal: np.isnan(x))
+                              "is 0)", "0 with the value NaN", lambda x, literal: np.isnan(x), NONFINITE)
     notes["softsign"] = edge_note("torch", "softsign", "at x +-inf", "NaN", "0",
-                                  lambda x, literal: np.isinf(x))
+                                  lambda x, literal: np.isinf(x), NONFINITE)
     for fn in ("relu6", "hard_sigmoid"):
         notes[fn] = edge_note("torch", fn, "at x NaN", "dy (times 1/6)", "0",
                               lambda x, literal: np.isnan(x))
@@ -51,7 +55,7 @@ def _edge_notes() -> dict:
     notes["prod"] = edge_note(
         "torch", "prod", "with an inf or NaN entry or an overflowing product", "NaN in more places",
         "the product of the other entries", lambda x, literal: ~np.isfinite(x).all()
-        | ~np.isfinite(np.prod(x)))
+        | ~np.isfinite(np.prod(x)), NONFINITE)
     return notes
 
 

@@ -331,6 +331,19 @@ def test_pow_note_only_for_a_differentiated_exponent(framework):
         assert notes(program, "pow") and np.isnan(dp[0])
 
 
+def test_pow_note_goes_on_the_exponent_row_only(framework):
+    # review7 finding 4: the note is about dy/dp (NaN in torch and jax), never dy/dx
+    spec = "inputs:\n  x: [-1.0, 2.0]\n  p: [2.0, 2.0]\noutputs:\n  y: sum(pow(x, p))\n"
+    program = backends.build(load(spec), framework)
+    placed = {(c.input, c.elements, c.kind) for c in notes(program, "pow")}
+    grads = program.gradients("overridden")["y"]
+    np.testing.assert_allclose(grads["x"], [-2.0, 4.0])  # 2x, a number in every framework
+    if framework == "tensorflow":
+        assert not placed and grads["p"][0] == 0.0
+    else:
+        assert placed == {("p", (0,), "nonfinite")} and np.isnan(grads["p"][0])
+
+
 def test_torch_notes_its_own_norm_clipping_and_adam(framework):
     program = backends.build(load(SPECS["train_adam_global_norm"]), framework)
     program.train()

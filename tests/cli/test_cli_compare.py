@@ -125,7 +125,7 @@ def test_a_convention_excuses_only_a_nan_gap_in_the_loss_gradient_and_in_trainin
     # went NaN from it; a finite gap beside it is not explained
     a = made("a", [1.0, 0.0], train=trained([3.0], [0.5]))
     b = made("b", [1.0, NAN], train=trained([3.0], [NAN]))
-    b.conventions = [Convention("sqrt", "sqrt at x <= 0 or NaN: NaN in b", "y", "x")]
+    b.conventions = [Convention("sqrt", "sqrt at x <= 0 or NaN: NaN in b", "y", "x", kind="nonfinite")]
     rows, ok = comparison.compare([a, b], 1e-6)
     assert ok is True and rows[0].within is False and rows[0].excused is True
     train_rows, ok = comparison.compare_training([a, b], 1e-6, rows)
@@ -135,6 +135,44 @@ def test_a_convention_excuses_only_a_nan_gap_in_the_loss_gradient_and_in_trainin
     b.train = trained([3.0], [0.75])  # a finite training gap: the NaN note does not cover it
     train_rows, ok = comparison.compare_training([a, b], 1e-6, rows)
     assert ok is False and {r.quantity: r for r in train_rows}["params.w"].excused is False
+
+
+def test_a_note_excuses_only_the_gaps_of_its_own_run():
+    from gradcli.backends.program import Convention
+
+    # r1's NaN note explains r1's NaN; r2's infinity against r0's number is another run's gap
+    # (review7 finding 1: TensorFlow's flushed subnormal, excused by a torch note)
+    note = Convention("sqrt", "sqrt at x <= 0: NaN in r1", "y", "x", None, "nonfinite")
+    runs = [made("r0", [1.0, 5e154]), made("r1", [1.0, NAN]), made("r2", [1.0, INF])]
+    runs[1].conventions = [note]
+    rows, ok = comparison.compare(runs, 1e-6)
+    assert ok is False and rows[0].within is False and rows[0].excused is False
+    runs[2].conventions = [note]  # with a note of its own, r2's gap is explained too
+    assert comparison.compare(runs, 1e-6)[1] is True
+
+
+def test_two_runs_that_differ_from_a_noted_nan_must_still_agree_with_each_other():
+    from gradcli.backends.program import Convention
+
+    runs = [made("r0", [NAN]), made("r1", [0.0]), made("r2", [INF])]
+    runs[0].conventions = [Convention("sqrt", "sqrt at x <= 0: NaN in r0", "y", "x", None,
+                                      "nonfinite")]
+    rows, ok = comparison.compare(runs, 1e-6)
+    assert ok is False and rows[0].excused is False  # 0 against inf: no note of r1 or r2
+    runs[2] = made("r2", [0.0])
+    assert comparison.compare(runs, 1e-6)[1] is True
+
+
+def test_only_a_nonfinite_note_excuses():
+    from gradcli.backends.program import Convention
+
+    a, b = made("a", [1.0, 0.0]), made("b", [1.0, NAN])
+    for kind in ("finite", "unconnected"):
+        b.conventions = [Convention("maximum", "maximum ties: half and half", "y", "x", kind=kind)]
+        rows, ok = comparison.compare([a, b], 1e-6)
+        assert ok is False and rows[0].excused is False and rows[0].notes
+    b.conventions = [Convention("sqrt", "sqrt at x <= 0: NaN in b", "y", "x", kind="nonfinite")]
+    assert comparison.compare([a, b], 1e-6)[1] is True
 
 
 def test_a_run_that_does_not_train_is_left_out_of_the_training_verdict():
