@@ -13,8 +13,7 @@ import numpy as np
 
 from ..ops.kernels import check_labels
 from . import availability
-from .kit import (NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note,
-                  unavailable)
+from .kit import NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
 
 NAME = "torch"
