@@ -1,8 +1,9 @@
 """compare A.yaml B.yaml --set backend=NAME: every spec runs on NAME, spec against spec
 (tryout7 finding 5: two specs on one non-default backend needed both files edited).
 
-relu6's gradient at NaN is where the backends part (a documented convention): torch's
-autograd gives 1 (computed here with torch), TensorFlow's and so the numpy core's 0. sum(x) has gradient 1 everywhere. So relu6 against sum agree on torch
+relu6's gradient at NaN is where the backends part (a documented convention):
+torch's autograd gives 1 (computed here with torch), TensorFlow's and so the numpy
+core's 0. sum(x) has gradient 1 everywhere. So relu6 against sum agree on torch
 (exit 0) and differ at x[0] on numpy (exit 1): the verdict says which backend ran.
 """
 import json

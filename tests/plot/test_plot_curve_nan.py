@@ -1,9 +1,8 @@
 """plot curve: NaN and inf points are marks in lanes of their own, outside the data's range,
 over every line, one lane per series (tryout7 finding 5: NaN marks hid one another and sat at
 y = 0, where they read as a gradient of 0)."""
-from test_plot_figures import lines
-
 import numpy as np
+from test_plot_figures import lines
 
 from gradcli.curve import sweep
 from gradcli.plot.curve import curve_figure
