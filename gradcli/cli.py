@@ -180,7 +180,9 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
 @click.option("--backends", default=None, metavar="B1,B2,...", callback=backends_option,
               help="Run each spec on these backends, one column each (e.g. numpy,torch); "
                    "several specs are each compared across the backends on their own.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="As for run.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="As for run, in every spec: --set backend=torch compares the specs with "
+                   "each other on torch.")
 @click.option("--tolerance", type=float, default=None,
               help="Exit 1 when any gradient, training loss or final parameter differs from the "
                    "first column by more than this (NaN against a number always differs).")
@@ -211,7 +213,8 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
     else:  # the specs against each other, the first the reference
         groups = [[(exp.name, exp, None) for exp in loaded]]
     if any(len(group) < 2 for group in groups):
-        raise GradcliError("compare needs two specs, or one spec and --backends with two backends")
+        raise GradcliError("compare needs two specs, or one spec and --backends with two backends "
+                           "(to compare specs with each other on one backend: --set backend=NAME)")
     runs = [run for group in groups for run in group]
     names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
     # numeric=False: no compare output shows a numeric gradient, and on a framework backend

@@ -27,9 +27,7 @@ def curve_figure(curve):
                          + f"; the other elements of {curve.input} keep the spec's values")
         top.set_title("\n".join(textwrap.fill(printable(t), 90) for t in title), fontsize=9.5)
         top_lims = marks.limits([curve.forward])
-        _series(top, x, curve.forward, f"forward {curve.output}", BLACK, "-", None, top_lims)
-        if top_lims is not None:
-            top.set_ylim(*top_lims)
+        _axes(top, x, [(f"forward {curve.output}", curve.forward, BLACK, "-", None)], top_lims)
         top.set_ylabel(f"{curve.output} (output value)")
         top.legend(loc="best")
 
@@ -41,14 +39,10 @@ def curve_figure(curve):
                 bottom.fill_between(x, np.nan_to_num(curve.overridden), np.nan_to_num(curve.true),
                                     where=differ, color=VERMILLION, alpha=0.16, linewidth=0,
                                     label="overridden ≠ true")
-        for label, y, color, dash, marker in (
-                ("true derivative", curve.true, BLUE, "-", None),
-                ("overridden gradient (used by training)", curve.overridden, VERMILLION, "--", None),
-                ("numeric derivative (central differences)", curve.numeric, GREEN, ":", "o")):
-            if y is not None:
-                _series(bottom, x, y, label, color, dash, marker, lims)
-        if lims is not None:
-            bottom.set_ylim(*lims)
+        _axes(bottom, x, [
+            ("true derivative", curve.true, BLUE, "-", None),
+            ("overridden gradient (used by training)", curve.overridden, VERMILLION, "--", None),
+            ("numeric derivative (central differences)", curve.numeric, GREEN, ":", "o")], lims)
         bottom.set_ylabel(f"{grad} (gradient)")
         bottom.set_xlabel(f"{swept}: input value swept")
         # below the axes: "best" does not avoid the shaded region (a fill is not a line)
@@ -56,15 +50,26 @@ def curve_figure(curve):
     return fig
 
 
-def _series(ax, x, y, label: str, color: str, dash, marker, lims) -> None:
-    """One series: its line (open at jumps, without off-scale points) and its edge marks."""
-    y = np.asarray(y, dtype=np.float64)
-    hidden = marks.off_scale(y, lims)
-    shown = y.copy()
-    for mask in hidden.values():
-        shown[mask] = np.nan
-    bx, by = marks.broken(x, shown)
-    every = max(1, len(x) // 25)
-    ax.plot(bx, by, color=color, linestyle=dash, label=label, marker=marker, markersize=3.2,
-            markevery=every if marker else None, gid=label)
-    marks.draw_edges(ax, x, {**marks.nonfinite(y), **hidden}, label.split(" (")[0], color)
+def _axes(ax, x, series: list, lims) -> None:
+    """The series [(label, y or None, colour, dash, marker)] of one axes, their NaN, inf and
+    off-scale points each in a lane of its own outside the data's range (shaded), so that
+    no mark hides another's or sits where it would read as a value."""
+    series = [(label, np.asarray(y, dtype=np.float64), *rest) for label, y, *rest in series
+              if y is not None]
+    kinds = [{**marks.nonfinite(y), **marks.off_scale(y, lims)} for _, y, *_ in series]
+    levels, bottom, top = marks.lanes([(label, k) for (label, *_), k in zip(series, kinds)])
+    for (label, y, color, dash, marker), kind in zip(series, kinds):
+        shown = y.copy()
+        for name, mask in kind.items():
+            if name in ("above", "below"):
+                shown[mask] = np.nan
+        bx, by = marks.broken(x, shown)
+        every = max(1, len(x) // 25)
+        ax.plot(bx, by, color=color, linestyle=dash, label=label, marker=marker, markersize=3.2,
+                markevery=every if marker else None, gid=label)
+        marks.draw_edges(ax, x, kind, label.split(" (")[0], color,
+                         {k: level for (name, k), level in levels.items() if name == label})
+    shown_lims = marks.reserve(lims, bottom, top)
+    if shown_lims is not None:
+        ax.set_ylim(*shown_lims)
+    marks.draw_lanes(ax, lims, levels)

@@ -94,13 +94,69 @@ def spans_decades(values, decades: float = 2.0) -> bool:
     return bool(np.log10(v.max() / v.min()) > decades)
 
 
-def draw_edges(ax, x, kinds: dict, label: str, color: str) -> None:
+def draw_edges(ax, x, kinds: dict, label: str, color: str, levels: dict | None = None) -> None:
     """Mark the points of each kind ({kind: mask}, from nonfinite and off_scale) at the axes'
-    edge: +inf and above at the top, -inf, below and NaN at the bottom."""
+    edge: +inf and above at the top, -inf, below and NaN at the bottom; levels ({kind: level
+    in axes coordinates}, from lanes) puts a kind in its own lane instead. The marks are drawn
+    over every line and shading, so that none hides them."""
     x = np.asarray(x)
     for kind, mask in kinds.items():
         level, symbol, filled = EDGE[kind]
+        level = (levels or {}).get(kind, level)
         ax.plot(x[mask], np.full(mask.sum(), level), linestyle="none", marker=symbol,
                 markersize=7, color=color, markerfacecolor=color if filled else "white",
-                transform=ax.get_xaxis_transform(), clip_on=False,
-                label=f"{label}: {EDGE_TEXT[kind]}")
+                markeredgecolor=color, transform=ax.get_xaxis_transform(), clip_on=False,
+                label=f"{label}: {EDGE_TEXT[kind]}", zorder=12)
+
+
+LANE = 0.06   # the height of one lane of marks, in axes coordinates
+TOP_KINDS = ("+inf", "above")
+
+
+def lanes(series: list) -> tuple[dict, int, int]:
+    """For [(label, {kind: mask})] of one axes: ({(label, kind): level}, lanes at the bottom,
+    lanes at the top). Every series' kind has a lane of its own, so that the NaN marks of two
+    series at the same x do not hide one another; -inf, below and NaN at the bottom, +inf
+    and above at the top."""
+    levels, counts = {}, {"bottom": 0, "top": 0}
+    for label, kinds in series:
+        for kind in kinds:
+            side = "top" if kind in TOP_KINDS else "bottom"
+            middle = (counts[side] + 0.5) * LANE
+            levels[(label, kind)] = 1 - middle if side == "top" else middle
+            counts[side] += 1
+    return levels, counts["bottom"], counts["top"]
+
+
+def reserve(lims, bottom: int, top: int) -> tuple[float, float] | None:
+    """y limits that keep the data (lims) clear of the bottom and top lanes: the lanes lie
+    outside the data's range, so a mark there cannot be read as a value (a NaN at y = 0)."""
+    if lims is None or not (bottom or top):
+        return lims
+    low, high = bottom * LANE, top * LANE
+    span = (lims[1] - lims[0]) / (1 - low - high)
+    return lims[0] - low * span, lims[1] + high * span
+
+
+def draw_lanes(ax, lims, levels: dict) -> None:
+    """Shade the lanes (grey, under a dashed rule), name each lane's kind where a y tick label
+    would be (NaN, +inf, ...), and keep the y ticks (values) out of them; with no finite
+    value at all (lims None) the y axis has no ticks."""
+    from matplotlib.patches import Rectangle
+    bottom = sum(kind not in TOP_KINDS for _, kind in levels)
+    top = len(levels) - bottom
+    for y0, count in ((0.0, bottom), (1 - top * LANE, top)):
+        if not count:
+            continue
+        ax.add_patch(Rectangle((0, y0), 1, count * LANE, transform=ax.transAxes, zorder=0.5,
+                               facecolor="#eeeeee", edgecolor="none"))
+        rule = count * LANE if y0 == 0 else y0
+        ax.plot([0, 1], [rule, rule], transform=ax.transAxes, color="#888888", linewidth=0.8,
+                linestyle="--", zorder=0.6, label="_lane rule")
+    for (_, kind), level in levels.items():
+        ax.text(-0.008, level, EDGE_TEXT[kind].replace("off scale ", ""), transform=ax.transAxes,
+                ha="right", va="center", fontsize=7, color="#333333")
+    if lims is None:
+        ax.set_yticks([])
+        return
+    ax.set_yticks([t for t in ax.get_yticks() if lims[0] <= t <= lims[1]])

@@ -10,6 +10,9 @@ on the whole training part) is its own marker, not one more point of the batch-l
 with data it is another quantity than the batch losses, and joining them draws a jump.
 Runs whose lines would lie on top of each other (numpy and torch of one spec) are said so
 in the legend, and the one underneath is drawn wider so that both stay visible.
+The legend sits outside the axes, right of them, so that it never covers a point; it has
+one entry per line, and the final stars of several runs share one entry (the star takes
+its run's colour), so that no label repeats another.
 """
 from __future__ import annotations
 
@@ -99,19 +102,23 @@ def train_figure(title: str, runs: list, units: dict | None = None):
     units = units or {}
     with styled(plt):
         fig, axes = plt.subplots(len(quantities), 1, sharex=True, squeeze=False, layout="constrained",
-                                 figsize=(7.2, 2.2 + 2.4 * len(quantities)))
+                                 figsize=(9.0, 2.2 + 2.4 * len(quantities)))
         fig.suptitle(title, fontweight="bold")
         for ax, quantity in zip(axes[:, 0], quantities):
-            _quantity(ax, quantity, runs)
+            handles, labels = _quantity(ax, quantity, runs)
             ax.set_ylabel(units.get(quantity, quantity))
-            ax.legend(loc="best")
+            # outside the axes: inside, "best" still covers points when every spot is taken
+            ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                      borderaxespad=0.0)
         axes[-1, 0].set_xlabel("training step (optimizer updates before the value)")
         axes[-1, 0].xaxis.get_major_locator().set_params(integer=True)
     return fig
 
 
-def _quantity(ax, quantity: str, runs: list) -> None:
-    """One axes: every run's parts of the quantity, then each run's final marker."""
+def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
+    """One axes: every run's parts of the quantity, then each run's final marker; returns the
+    legend's (handles, labels): every line and edge mark, then one entry per kind of final
+    star (the run's own, when only one run has it)."""
     drawn = []  # (name, y, x, style index, dash)
     for i, (label, series) in enumerate(runs):
         for part, dash in PARTS:
@@ -140,6 +147,7 @@ def _quantity(ax, quantity: str, runs: list) -> None:
     stars = [(f"{label}, {final['label']}", np.asarray([final["value"]], float))
              for label, final, _ in finals]
     hidden = overlaps([(name, y) for name, y, *_ in drawn] + stars, log)[0][len(drawn):]
+    star_lines = []
     steps = {name: final["step"] for (name, _), (_, final, _) in zip(stars, finals)}
     for (label, final, i), below in zip(finals, hidden):
         style = line_style(i)
@@ -148,10 +156,37 @@ def _quantity(ax, quantity: str, runs: list) -> None:
         value = np.asarray([final["value"]], dtype=np.float64)
         x = np.asarray([final["step"]])
         if np.isfinite(value).all():
-            ax.plot(x, value, linestyle="none", marker=FINAL_MARKER, markersize=12,
-                    color=style["color"], markeredgecolor="black", markeredgewidth=0.7,
-                    label=name if on is None else f"{name}, overlaps {on}",
-                    gid=f"{quantity}:{name}", zorder=10)
+            star_lines += ax.plot(x, value, linestyle="none", marker=FINAL_MARKER, markersize=12,
+                                  color=style["color"], markeredgecolor="black",
+                                  markeredgewidth=0.7,
+                                  label=name if on is None else f"{name}, overlaps {on}",
+                                  gid=f"{quantity}:{name}", zorder=10)
         marks.draw_edges(ax, x, marks.nonfinite(value), name, style["color"])
     if log:
         ax.set_yscale("log")
+    return _legend_entries(ax, star_lines, finals)
+
+
+def _legend_entries(ax, star_lines: list, finals: list) -> tuple[list, list]:
+    """Every line but the stars as it is labelled; the stars one entry per final label:
+    a lone run's star keeps its own label, stars of several runs share a neutral one."""
+    from matplotlib.lines import Line2D
+    handles = [line for line in ax.get_lines() if line not in star_lines]
+    labels = [line.get_label() for line in handles]
+    kinds: dict = {}  # final label -> [its star lines]
+    for label, final, _ in finals:
+        gid = f"{label}, {final['label']}"
+        star = next((line for line in star_lines if line.get_gid().endswith(f":{gid}")), None)
+        if star is not None:
+            kinds.setdefault(final["label"], []).append(star)
+    for kind, stars in kinds.items():
+        if len(stars) == 1:
+            handles.append(stars[0])
+            labels.append(stars[0].get_label())
+        else:
+            handles.append(Line2D([], [], linestyle="none", marker=FINAL_MARKER, markersize=12,
+                                  color="white", markeredgecolor="black", markeredgewidth=0.7))
+            on = any(", overlaps " in star.get_label() for star in stars)
+            labels.append(f"{kind}\n(each run's star in its colour"
+                          + (";\nsome lie on one another)" if on else ")"))
+    return handles, labels

@@ -167,3 +167,27 @@ def test_on_a_log_axis_overlap_is_judged_in_decades():
     assert "same, overlaps converges" in labels
     assert "same, final, after 20 steps, overlaps converges, final, after 20 steps" in labels
     assert not any(label.startswith("stuck") and "overlaps" in label for label in labels)
+
+
+def test_the_legend_sits_outside_the_axes_one_entry_per_line_and_one_for_the_stars():
+    """Four runs of one spec whose lines and final stars coincide (numpy, torch, jax, tf):
+    the legend lies right of the axes (it covers no point) and names each line once; the
+    four stars share one entry, so no label repeats another."""
+    loss = [84.5, 76.25, 68.70125]
+    runs = [run(name, loss, 61.7680125, {"train": [0.5]}, [0], backend=name)
+            for name in ("numpy", "torch", "jax", "tensorflow")]
+    fig = train_figure("clip-norm", training_runs(runs, several_specs=True))
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    legend = ax.get_legend()
+    assert legend.get_window_extent().x0 >= ax.get_window_extent().x1  # right of the axes
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels[:4] == ["numpy", "torch, overlaps numpy", "jax, overlaps numpy",
+                          "tensorflow, overlaps numpy"]
+    assert len(labels) == 5 and labels[4].startswith("final, after 3 steps\n")
+    assert "some lie on one another" in labels[4]
+    assert len(set(labels)) == len(labels) and not any(", final" in t for t in labels)
+    # the four stars are still drawn, each at its value
+    stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
+    assert [list(s.get_xdata()) for s in stars] == [[3]] * 4
+    assert [list(s.get_ydata()) for s in stars] == [[61.7680125]] * 4

@@ -1,0 +1,61 @@
+"""compare A.yaml B.yaml --set backend=NAME: every spec runs on NAME, spec against spec
+(tryout7 finding 5: two specs on one non-default backend needed both files edited).
+
+relu6's gradient at NaN is where the backends part (a documented convention):
+torch's autograd gives 1 (computed here with torch), TensorFlow's and so the numpy
+core's 0. sum(x) has gradient 1 everywhere. So relu6 against sum agree on torch
+(exit 0) and differ at x[0] on numpy (exit 1): the verdict says which backend ran.
+"""
+import json
+
+import numpy as np
+import torch
+from click.testing import CliRunner
+
+from gradcli.cli import cli
+
+X = "[.nan, 1.0, 3.0]"
+RELU6 = f"name: relu6\ninputs:\n  x: {X}\noutputs:\n  y: sum(relu6(x))\n"
+LINEAR = f"name: linear\ninputs:\n  x: {X}\noutputs:\n  y: sum(x)\n"
+
+
+def torch_gradient(f) -> list:
+    x = torch.tensor([float("nan"), 1.0, 3.0], dtype=torch.float64, requires_grad=True)
+    f(x).sum().backward()
+    return [float(v) for v in x.grad]
+
+
+def compare(*args):
+    return CliRunner().invoke(cli, ["compare", *args], env={"NO_COLOR": "1", "COLUMNS": "160"})
+
+
+def test_set_backend_runs_every_spec_on_that_backend_and_the_verdict_is_its(tmp_path):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(RELU6)
+    b.write_text(LINEAR)
+    expected = [torch_gradient(torch.nn.functional.relu6), torch_gradient(lambda x: x)]
+    assert expected == [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    on_torch = compare(str(a), str(b), "--set", "backend=torch", "--tolerance", "0.5",
+                       "--format", "json")
+    assert on_torch.exit_code == 0, on_torch.output
+    doc = json.loads(on_torch.stdout)
+    (row,) = doc["rows"]
+    assert (row["output"], row["input"]) == ("y", "x")
+    assert row["overridden"] == expected
+    assert row["within"] is True and doc["within_tolerance"] is True
+    # the files' own backend (numpy): the same two specs differ at x[0], exit 1
+    on_numpy = compare(str(a), str(b), "--tolerance", "0.5", "--format", "json")
+    assert on_numpy.exit_code == 1, on_numpy.output
+    (row,) = json.loads(on_numpy.stdout)["rows"]
+    assert row["within"] is False and row["overridden"][1] == [1.0, 1.0, 1.0]
+    assert row["overridden"][0][0] != expected[0][0]
+    np.testing.assert_array_equal(row["overridden"][0][1:], expected[0][1:])
+
+
+def test_help_and_the_one_backend_error_point_to_set_backend(tmp_path):
+    assert "--set backend=torch" in " ".join(compare("--help").stdout.split())
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(RELU6)
+    b.write_text(LINEAR)
+    refused = compare(str(a), str(b), "--backends", "torch")
+    assert refused.exit_code == 2 and "--set backend=NAME" in refused.stderr

@@ -1,0 +1,49 @@
+"""plot curve: NaN and inf points are marks in lanes of their own, outside the data's range,
+over every line, one lane per series (tryout7 finding 5: NaN marks hid one another and sat at
+y = 0, where they read as a gradient of 0)."""
+import numpy as np
+from test_plot_figures import lines
+
+from gradcli.curve import sweep
+from gradcli.plot.curve import curve_figure
+from gradcli.spec import load_spec_text
+
+SQRT = "name: roots\ninputs: {x: [0.25, 4.0]}\noutputs:\n  y: sum(sqrt(x))\n"
+
+
+def test_nan_marks_lie_in_lanes_of_their_own_below_every_value_and_on_top():
+    xs = np.linspace(-1.0, 1.0, 9)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        true = 0.5 / np.sqrt(xs)  # numpy's d sqrt(x)/dx: NaN for x < 0, +inf at 0
+        numeric = (np.sqrt(xs + 1e-6) - np.sqrt(xs - 1e-6)) / 2e-6  # NaN for x <= 0
+    curve = sweep(load_spec_text(SQRT, path="s.yaml"), "x", span=(-1.0, 1.0), points=9,
+                  element=(0,))
+    fig = curve_figure(curve)
+    _, bottom = fig.axes
+    drawn = lines(bottom)
+    names = ["true derivative", "overridden gradient", "numeric derivative"]
+    nan_marks = [drawn[f"{name}: NaN"] for name in names]
+    for mark, expected in zip(nan_marks, [true, true, numeric]):  # every NaN x is marked
+        np.testing.assert_array_equal(mark.get_xdata(), xs[np.isnan(expected)])
+        assert mark.get_marker() == "X"
+    levels = [float(mark.get_ydata()[0]) for mark in nan_marks]  # axes coordinates
+    assert len(set(levels)) == 3  # one lane each: no NaN mark hides another
+    # the lanes lie below every value drawn, and no y tick (value) reaches into them, so a
+    # mark cannot be read as a value
+    low, _ = bottom.get_ylim()
+    to_data = bottom.transAxes + bottom.transData.inverted()
+    lane_tops = [to_data.transform((0, level))[1] for level in levels]
+    finite = true[np.isfinite(true)]
+    assert low < min(lane_tops) and max(lane_tops) < finite.min()
+    assert len(bottom.get_yticks()) and min(bottom.get_yticks()) > max(lane_tops)
+    # over every line and shading
+    series = [line for line in bottom.get_lines() if ": " not in line.get_label()]
+    under = series + bottom.collections + bottom.patches
+    assert min(m.get_zorder() for m in nan_marks) > max(o.get_zorder() for o in under)
+    # the legend names them, and each lane says what it holds beside the axis
+    legend = [t.get_text() for t in bottom.get_legend().get_texts()]
+    assert {f"{name}: NaN" for name in names} <= set(legend)
+    assert sum(t.get_text() == "NaN" for t in bottom.texts) == 3
+    # the +inf at x = 0 is at the top, in its own lane, above every value
+    inf = drawn["true derivative: +inf"]
+    assert list(inf.get_xdata()) == [0.0] and inf.get_ydata()[0] > 0.9
