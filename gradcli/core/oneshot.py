@@ -128,10 +128,9 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
                     args.append(values[uid])
                     uses[uid] -= 1
             result = op.kernel(*args)
-            if op.multi is None:  # one output
+            if op.multi is None:  # one output, counted when its op was gathered
                 out = op.output
-                if out.uid in uses:
-                    values[out.uid] = result
+                values[out.uid] = result
                 if out._value is not None:  # a kept value gone stale (a variable changed)
                     out._value, out._version = result, version
                 continue
