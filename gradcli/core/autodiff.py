@@ -250,13 +250,13 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
                         and (g.dtype is t.dtype or g.dtype == t.dtype)):
                     g = _fit(g, t, i, op, name, strict)
                 # _arrive's body, written out (one call per gradient edge saved)
-                parts = partials.get(t.uid)
-                if parts is None:
-                    partials[t.uid] = g
-                elif parts.__class__ is list:
+                uid = t.uid
+                if uid not in partials:
+                    partials[uid] = g
+                elif (parts := partials[uid]).__class__ is list:
                     parts.append(g)
                 else:
-                    partials[t.uid] = [parts, g]
+                    partials[uid] = [parts, g]
 
 
 def _output_grads(outputs: tuple, partials: dict, wanted: set, done: dict, stops: set):

@@ -10,11 +10,14 @@ so a long chain holds only what is live. No recursion: walk_ops is iterative.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Sequence
 
 import numpy as np
 
 from .graph import State, Tensor, walk_ops
+
+_uid = attrgetter("uid")
 
 
 def evaluate_once(fetches: Sequence[Tensor], fed: Sequence[Tensor], feed_values: Sequence) -> list:
@@ -71,58 +74,67 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
 
     An op's uid is drawn when it is built and its inputs exist before it (nothing rewires
     them), so ascending op uids are a topological order: no depth-first stack of iterators
-    for a 100,000-op chain, one sort of ints instead. Kernels are pure: any topological
-    order gives the replay's bits.
+    for a 100,000-op chain, one sort by uid instead. Kernels are pure: any topological
+    order gives the replay's bits. The ops are gathered in a list (a one-output op is new
+    exactly when its output is first counted): no second dict to grow and rehash, and
+    membership tests and subscripts rather than dict.get calls.
     """
     version = State.version
     uses: dict[int, int] = {}  # readers of each value computed here (a fetch counts as one)
-    needed: dict[int, object] = {}
-    pending: list = []
+    order: list = []  # the ops to run, each once
+    several: set = set()  # the ops with several outputs in order (the others come with their output)
     for t in fetches:
+        uid = t.uid
+        if uid in uses:
+            uses[uid] += 1
+            continue
         op = t.op
         if not op.inputs or (t._value is not None and t._version == version):
             continue
-        uses[t.uid] = uses.get(t.uid, 0) + 1
-        if op.uid not in needed:
-            needed[op.uid] = op
-            pending.append(op)
-    while pending:
-        for child in pending.pop().inputs:
+        uses[uid] = 1
+        if op.multi is None:
+            order.append(op)
+        elif op not in several:
+            several.add(op)
+            order.append(op)
+    for op in order:  # a list's iterator also yields what is appended while it runs
+        for child in op.inputs:
+            uid = child.uid
+            if uid in uses:  # counted before: its op is already in order
+                uses[uid] += 1
+                continue
             cop = child.op
             if not cop.inputs or (child._value is not None and child._version == version):
                 continue  # held: read where it is used
-            uid = child.uid
-            uses[uid] = uses.get(uid, 0) + 1
-            if cop.uid not in needed:
-                needed[cop.uid] = cop
-                pending.append(cop)
-    order = [needed[uid] for uid in sorted(needed)]
-    del needed
-    values: dict[int, object] = {}
+            uses[uid] = 1
+            if cop.multi is None:  # a one-output op: new with its output
+                order.append(cop)
+            elif cop not in several:
+                several.add(cop)
+                order.append(cop)
+    order.sort(key=_uid)
+    values: dict[int, object] = {}  # only values computed here, each until its last reader
     pop = values.pop
     with np.errstate(all="ignore"):
         for op in order:
             args = []
-            for u in op.inputs:  # each value dropped at its last reader
+            for u in op.inputs:
                 uid = u.uid
-                n = uses.get(uid)
-                if n is None:
-                    args.append(u._value)
-                elif n == 1:  # its count stays at 1: no op reads it again
+                if uid not in values:
+                    args.append(u._value)  # held
+                elif uses[uid] == 1:  # its count stays at 1: no op reads it again
                     args.append(pop(uid))
                 else:
                     args.append(values[uid])
-                    uses[uid] = n - 1
+                    uses[uid] -= 1
             result = op.kernel(*args)
-            outs = op.multi
-            if outs is None:  # one output
+            if op.multi is None:  # one output, counted when its op was gathered
                 out = op.output
-                if out.uid in uses:
-                    values[out.uid] = result
+                values[out.uid] = result
                 if out._value is not None:  # a kept value gone stale (a variable changed)
                     out._value, out._version = result, version
                 continue
-            for out, value in zip(outs, result):
+            for out, value in zip(op.multi, result):
                 if out.uid in uses:
                     values[out.uid] = value
                 if out._value is not None:
