@@ -29,6 +29,7 @@ class FlatUpdate:
         self.bounds = list(zip([0, *ends[:-1]], ends))
         self.value = np.empty(ends[-1], self.dtype)  # the variables before the step
         self.grad = np.empty(ends[-1], self.dtype)
+        self.grad_views = self._views(self.grad)     # ... as the gradients' shapes, to copy into
         self.slots: dict = {}                        # the rule's slots (and scratch), flat
         self.slot_dicts: list = []                   # the per-variable dicts holding their views
         self.linked_count = -1                       # len(self.slots) when they were linked
@@ -78,7 +79,10 @@ class FlatUpdate:
             # values from elsewhere (a restart, a snapshot put back): the step before last's
             # array may be theirs, so it is not written; a new one is made
             out = self.spare = None
-        np.concatenate(grads, axis=None, out=self.grad)
+        # one copy per gradient into its view: what concatenate(axis=None, out=) writes (same
+        # dtype and shape: fits()), without its argument dispatch and flattening
+        for view, grad in zip(self.grad_views, grads):
+            view[...] = grad
         new = rule.update_numpy(value, self.grad, self.slots, self.dtype, out=out)
         if len(self.slots) != self.linked_count:
             self._link(self.slot_dicts)  # the rule made its slots on this first step

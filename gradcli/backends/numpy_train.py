@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import core as gc
 from ..core.evaluate import collector_paused
+from ..core.graph import assign_all
 from ..core.tf_updates import rule_for
 from ..errors import GradcliError, GradientError, SpecError
 from ..lang.interpret import spec_error
@@ -204,8 +205,7 @@ class NumpyTrainee:
         flat = self._flat(names, values, grad_values)
         if flat is not None:
             news = flat.step(rule, values, grad_values)
-            for name, new in zip(names, news):
-                variables[name].assign(new)
+            assign_all(map(variables.__getitem__, names), news)
             self._fresh, self._fresh_flat = dict(zip(names, news)), flat
         else:
             self._fresh, self._fresh_flat = {}, None

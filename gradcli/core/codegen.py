@@ -27,6 +27,12 @@ _INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.true
           operator.eq: "==", operator.ne: "!=", operator.and_: "&", operator.or_: "|",
           operator.xor: "^"}
 _PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+# numpy's functions that dispatch on __array_function__ (np.where, np.transpose, ...): for
+# arguments that are all exact ndarrays, numpy numbers or Python numbers, the dispatch finds
+# no override and calls fn._implementation with the same arguments; called directly, it skips
+# a Python-level dispatcher call (~1 µs a call, as much as a small where's own work)
+_DISPATCHER = type(np.where)
+_PLAIN = (int, float, complex, bool, np.generic)
 _GETTERS: dict = {}  # itemgetter(i) -> i, for the outputs of multi-output ops
 _BY_INDEX: dict = {}  # i -> itemgetter(i): _GETTERS the other way, found without a search
 
@@ -55,8 +61,9 @@ class _Names:
         return name
 
 
-def _call(fn, args: list[str], names: _Names) -> str:
-    """The source of fn(*args), with a partial's keywords written out."""
+def _call(fn, args: list[str], names: _Names, constants: dict) -> str:
+    """The source of fn(*args), with a partial's keywords written out (`constants`: the
+    constant slots' values by local name)."""
     if (type(fn) is functools.partial and not fn.args and type(fn.func) is not functools.partial
             and all(k.isidentifier() and not keyword.iskeyword(k) for k in fn.keywords)):
         if fn.func is np.transpose and len(args) == 1 and set(fn.keywords) == {"axes"}:
@@ -72,7 +79,18 @@ def _call(fn, args: list[str], names: _Names) -> str:
         return f"{args[0]} {_INFIX[fn]} {args[1]}"
     if len(args) == 1 and fn in _PREFIX:
         return f"{_PREFIX[fn]}{args[0]}"
-    return f"{names.bind(fn, 'k')}({', '.join(args)})"
+    call = f"{names.bind(fn, 'k')}({', '.join(args)})"
+    implementation = getattr(fn, "_implementation", None) if type(fn) is _DISPATCHER else None
+    if implementation is not None:
+        # the values a replay computes are checked where they are read; a constant, once here
+        checked = [x for x in args if not (x in constants and (
+            type(constants[x]) is np.ndarray or isinstance(constants[x], _PLAIN)))]
+        direct = f"{names.bind(implementation, 'k')}({', '.join(args)})"
+        if not checked:
+            return direct
+        guard = " and ".join(f"{x}.__class__ is ndarray" for x in checked)
+        return f"{direct} if {guard} else {call}"
+    return call
 
 
 def _hashable(fn) -> bool:
@@ -92,9 +110,10 @@ def generate(schedule):
     body = []
     written = {out for _, out, _, _ in schedule.program}
     written.update(schedule.feed_slots, (i for _, i in schedule.variables))
+    constants = {}
     for i, value in enumerate(schedule.template):
         if i not in written:
-            names.values[f"s{i}"] = value  # a constant: its slot's local, bound once
+            names.values[f"s{i}"] = constants[f"s{i}"] = value  # a constant: bound once
     for var, i in schedule.variables:
         body.append(f"s{i} = {names.bind(var, 'v')}._value")
     if schedule.feed_slots:
@@ -105,7 +124,7 @@ def generate(schedule):
         if not _hashable(fn):
             return None
         args = [f"s{a}", f"s{b}"] if b >= 0 else [f"s{a}"] if b == -1 else [f"s{i}" for i in a]
-        body.append(f"s{out} = {_call(fn, args, names)}")
+        body.append(f"s{out} = {_call(fn, args, names, constants)}")
     body.append(f"return [{', '.join(f's{i}' for i in schedule.fetch_slots)}]")
     defaults = ", ".join(f"{name}={name}" for name in names.values)
     source = (f"def make({', '.join(names.values)}):\n"

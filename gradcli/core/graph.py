@@ -179,6 +179,20 @@ class Variable(Tensor):
         return np.array(value) if isinstance(value, np.ndarray) else value
 
 
+def assign_all(variables, values) -> None:
+    """var.assign(value) for each pair, in one call and one version bump where the values are
+    arrays of their variable's own dtype and non-0-d shape (kept as they are, as assign does):
+    a training step's update assigns every variable at once."""
+    State.version += 1  # first: whatever was computed before any of these values is stale
+    version = State.version
+    for var, value in zip(variables, values):
+        if type(value) is np.ndarray and value.dtype == var.dtype and value.shape == var.shape \
+                and var.shape:
+            var._value, var._version = value, version
+        else:
+            var.assign(value)  # cast and checked, or refused
+
+
 def current_value(t: Tensor):
     """The tensor's value, computed if it was not kept or a variable changed since."""
     value = t._value

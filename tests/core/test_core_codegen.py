@@ -134,3 +134,34 @@ def test_item_getter_is_one_object_per_index_and_reads_that_index():
     assert len({id(g) for g in getters}) == 3
     assert [g(("a", "b", "c", "d")) for g in getters] == ["a", "d", "b", "d", "a", "b"]
     assert [_GETTERS[g] for g in getters[:3]] == [0, 3, 1]  # what generated code writes as x[i]
+
+
+class _Logged(np.ndarray):
+    """An array type with its own __array_function__: numpy's dispatch must reach it."""
+
+    calls: list = []
+
+    def __array_function__(self, func, types, args, kwargs):
+        _Logged.calls.append(func.__name__)
+        plain = [np.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        return func(*plain, **kwargs)
+
+
+def test_a_numpy_array_function_is_called_directly_only_for_plain_arrays():
+    from types import SimpleNamespace
+
+    from gradcli.core.codegen import generate
+
+    # where(condition, x, 0.0): feeds in slots 0 and 1, a constant number in slot 2
+    schedule = SimpleNamespace(template=[None, None, 0.0, None], variables=[], feed_slots=[0, 1],
+                               program=[(np.where, 3, (0, 1, 2), -2)], fetch_slots=[3])
+    replay = generate(schedule)
+    rng = np.random.default_rng(3)
+    cond, x = rng.normal(size=(5, 4)) > 0, rng.normal(size=(5, 4))
+    x[0, 0], x[1, 1] = np.nan, -0.0
+    (got,) = replay([cond, x])
+    assert type(got) is np.ndarray and got.tobytes() == np.where(cond, x, 0.0).tobytes()
+    _Logged.calls.clear()
+    (got,) = replay([cond, x.view(_Logged)])  # an override: the dispatcher, which calls it
+    assert _Logged.calls == ["where"]
+    assert np.asarray(got).tobytes() == np.where(cond, x, 0.0).tobytes()

@@ -119,3 +119,18 @@ def test_reductions_keep_no_value_and_match_numpy(reduce, axis, keepdims):
 def test_an_empty_reduction_is_still_refused_at_build():
     with pytest.raises(GraphError, match="cannot run"):
         gc.max(gc.variable(np.zeros((0, 3))), axis=0)
+
+
+def test_assign_all_keeps_own_arrays_casts_others_and_stales_kept_values():
+    from gradcli.core.graph import assign_all
+
+    a, b = gc.variable(X), gc.variable(X[:2])
+    s = gc.sum(a) + gc.sum(b)  # reductions keep their build-time values
+    new_a = X * 3.0
+    assign_all([a, b], [new_a, [1, 2]])  # an own array, kept; a list, cast as assign does
+    assert a._value is new_a
+    assert b._value.dtype == np.float64 and b._value.tolist() == [1.0, 2.0]
+    assert s.numpy() == pytest.approx(X.sum() * 3.0 + 3.0, rel=1e-15)
+    with pytest.raises(GraphError, match="shape"):
+        assign_all([a, b], [X * 4.0, np.ones(3)])  # the second refused
+    assert s.numpy() == pytest.approx(X.sum() * 4.0 + 3.0, rel=1e-15)  # the first was kept
