@@ -157,6 +157,10 @@ def _interrupted(out, place, docs, runs, the_grid, pool: bool, err, terminated: 
 
     code = 143 if terminated else 130
     if place is not None:
+        # a stop that fell between a run file's writing and its digest's keeping: the file
+        # is whole, so the run is finished, and results.csv lists it (resuming skips it)
+        for run_id, doc in place.finished().items():
+            docs.setdefault(run_id, doc)
         place.write_csv(list(docs.values()), the_grid.keys)
     kept = f"; {len(docs)} of {len(runs)} runs are in {out}: the same command resumes" \
         if place is not None else ""
@@ -195,10 +199,11 @@ def _collect(finished, total: int, already: int, docs: dict, place, err) -> None
     bar = _progress(err, total, already)
     try:
         for doc, text in finished:
-            docs[doc["run"]] = doc
+            # the file first: a run in docs (and so in results.csv) always has its file
             if place is not None:
                 place.write_run(doc["run"], text if text is not None else
                                 json.dumps(doc, allow_nan=False) + "\n")
+            docs[doc["run"]] = doc
             if doc.get("error"):
                 err.print(Text(printable(f"run {doc['run']} ({_params_text(doc['params'])}) "
                                          f"failed: {doc['error']}"), style="red"), soft_wrap=True)

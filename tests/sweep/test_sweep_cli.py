@@ -282,6 +282,32 @@ def test_ctrl_c_or_a_kill_keeps_finished_runs_and_the_same_command_resumes(tmp_p
     assert len(json.loads(done.stdout)["runs"]) == 8
 
 
+@pytest.mark.parametrize("stop_after_writing", [False, True])
+def test_a_stop_around_a_run_files_writing_leaves_results_csv_equal_to_the_files(
+        tmp_path, monkeypatch, stop_after_writing):
+    # Ctrl-C landing just before or just after run 1's file is written (the window the
+    # signal test above hits only by chance): results.csv lists exactly the run files.
+    from gradcli.sweep.results import ResultsDir
+
+    write_run = ResultsDir.write_run
+
+    def stopping(self, run_id, text):
+        if run_id == "1" and stop_after_writing:
+            write_run(self, run_id, text)
+        if run_id == "1":
+            raise KeyboardInterrupt
+        write_run(self, run_id, text)
+
+    monkeypatch.setattr(ResultsDir, "write_run", stopping)
+    out = tmp_path / "out"
+    result = invoke(spec(tmp_path), "--jobs", 1, "--out", out, "--no-numeric")
+    assert result.exit_code == 130, result.stderr
+    kept = run_files(out)
+    assert sorted(kept) == (["0", "1"] if stop_after_writing else ["0"])
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert sorted(r["run"] for r in rows) == sorted(kept)
+
+
 def test_table_shows_each_group_and_its_gradient_statistics(tmp_path):
     result = CliRunner().invoke(cli, ["sweep", str(spec(tmp_path)), "--jobs", "1"],
                                 env={"NO_COLOR": "1", "COLUMNS": "150"})
