@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .printable import printable
-from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
+from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, note_elements, number_text, spec_text
 from .render_train import evaluation_loss, shown_steps, train_json
 
 
@@ -58,7 +58,7 @@ def _comparison_doc(c, judged: bool) -> dict:
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
                       "excused": r.excused, "notes": r.notes, "present": r.present,
-                      "note_elements": [None if e is None else list(e) for e in r.note_elements],
+                      "note_elements": [note_elements(e) for e in r.note_elements],
                       "float32_rtol": r.float32_rtol}
                      for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
