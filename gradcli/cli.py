@@ -2,8 +2,9 @@
 
 Exit codes: 0 success; 1 an expect block or a comparison not met; 2 a bad
 spec, bad arguments, a missing backend or output that cannot be written;
-130 interrupted (Ctrl-C); 141 stdout's or stderr's reader went away. With several
-specs every one runs, and the exit code is the worst of theirs.
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM, in run, compare and sweep); 141 stdout's or
+stderr's reader went away. With several specs every one runs, and the exit code is the worst
+of theirs.
 
 Start-up: at module level only click and gradcli's light modules are imported. Each command
 imports what it uses (numpy, rich, yaml, the spec model, the runner) in its body, so
@@ -36,6 +37,7 @@ from .cli_common import (
     reports_errors,
     spec_paths,
     stderr_console,
+    terminable,
     worst,
 )
 from .errors import GradcliError
@@ -95,6 +97,7 @@ def cli() -> None:
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
 @max_memory
 @reports_errors
+@terminable
 def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_memory) -> None:
     """Run each SPEC and print its values and gradient tables.
 
@@ -196,6 +199,7 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
                    "plain text), replaced atomically; checked before anything runs.")
 @max_memory
 @reports_errors
+@terminable
 def compare(specs, backends, backend, overrides, tolerance, fmt, output, max_memory) -> None:
     """Put the overridden gradients and training of several SPECs (or backends) side by side.
 
