@@ -6,12 +6,12 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fifo_reader import fifo_reader
 
 import gradcli
 from gradcli.cli import cli
@@ -43,12 +43,9 @@ def test_a_device_is_written_in_place_not_replaced(tmp_path):
 def test_a_fifo_is_written_in_place(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
-    reader.start()
-    result = run_json(fifo)
-    reader.join(timeout=10)
-    assert result.exit_code == 0, result.stderr
+    with fifo_reader(fifo) as received:
+        result = run_json(fifo)
+        assert result.exit_code == 0, result.stderr
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert json.loads(received[0])["values"]["y"] == 12.0
 
