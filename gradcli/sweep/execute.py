@@ -223,11 +223,14 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
         pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_start,
                                    initargs=(text, path, to_doc, numeric, max_memory, texts,
                                              tuple(overrides), os.getpid()))
-        pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
-    finally:
+    except BaseException:
         _unblock(held)
+        raise
     finished = False
     try:
+        pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
+        _unblock(held)  # a Ctrl-C held meanwhile is raised here: the pool is stopped below
+        held = frozenset()
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -235,6 +238,7 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
                 yield _outcome(future, run_id, runs)
         finished = True
     finally:
+        _unblock(held)
         if not finished:
             _stop_pool(pool)
         pool.shutdown(wait=finished, cancel_futures=True)
