@@ -2,8 +2,9 @@
 
 Exit codes: 0 success; 1 an expect block or a comparison not met; 2 a bad
 spec, bad arguments, a missing backend or output that cannot be written;
-130 interrupted (Ctrl-C); 141 stdout's or stderr's reader went away. With several
-specs every one runs, and the exit code is the worst of theirs.
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM, in run, compare and sweep); 141 stdout's or
+stderr's reader went away. With several specs every one runs, and the exit code is the worst
+of theirs.
 
 Start-up: at module level only click and gradcli's light modules are imported. Each command
 imports what it uses (numpy, rich, yaml, the spec model, the runner) in its body, so
@@ -36,6 +37,7 @@ from .cli_common import (
     reports_errors,
     spec_paths,
     stderr_console,
+    terminable,
     worst,
 )
 from .errors import GradcliError
@@ -95,6 +97,7 @@ def cli() -> None:
 @click.option("--no-numeric", is_flag=True, help="Skip finite differences (faster on big specs).")
 @max_memory
 @reports_errors
+@terminable
 def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_memory) -> None:
     """Run each SPEC and print its values and gradient tables.
 
@@ -180,6 +183,9 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
 @click.option("--backends", default=None, metavar="B1,B2,...", callback=backends_option,
               help="Run each spec on these backends, one column each (e.g. numpy,torch); "
                    "several specs are each compared across the backends on their own.")
+@click.option("--backend", default=None, metavar="NAME", callback=backend_option,
+              help="Run every spec on this backend (as --set backend=NAME): --backend torch "
+                   "compares the specs with each other on torch. Not with --backends.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="As for run, in every spec: --set backend=torch compares the specs with "
                    "each other on torch.")
@@ -193,18 +199,25 @@ def _formatted(fmt: str, outcomes: list, tables_file: Console | None) -> str | N
                    "plain text), replaced atomically; checked before anything runs.")
 @max_memory
 @reports_errors
-def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> None:
+@terminable
+def compare(specs, backends, backend, overrides, tolerance, fmt, output, max_memory) -> None:
     """Put the overridden gradients and training of several SPECs (or backends) side by side.
 
     Without --backends the SPECs are compared with each other, the first the
     reference; with it, each SPEC across the backends, and every SPEC must agree.
     A run that does not train shows "not trained" and does not fail training.
+    The output says which backend ran each column.
     """
     from . import comparison, runner
 
     out, err = consoles()
     if tolerance is not None and not tolerance >= 0:
         raise GradcliError(f"--tolerance must be a number >= 0, not {tolerance}")
+    if backend is not None and backends:
+        raise GradcliError("--backend runs every spec on one backend and --backends compares each "
+                           "spec across several: give one of them")
+    if backend is not None:  # last, so that it wins over a --set backend= as in sweep
+        overrides = (*overrides, f"backend={backend}")
     # check_one: a spec's sweep block is checked as run and check do, though compare ignores it
     loaded = [attempt(p, lambda p=p: check_one(p, overrides, False, err), err) for p in specs]
     _require_all(loaded, specs, fmt, output)
@@ -214,7 +227,8 @@ def compare(specs, backends, overrides, tolerance, fmt, output, max_memory) -> N
         groups = [[(exp.name, exp, None) for exp in loaded]]
     if any(len(group) < 2 for group in groups):
         raise GradcliError("compare needs two specs, or one spec and --backends with two backends "
-                           "(to compare specs with each other on one backend: --set backend=NAME)")
+                           "(to compare specs with each other on one backend: --backend NAME, "
+                           "or --set backend=NAME)")
     runs = [run for group in groups for run in group]
     names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
     # numeric=False: no compare output shows a numeric gradient, and on a framework backend

@@ -132,11 +132,12 @@ def reports_errors(command):
             if str(exc):  # a closed pipe has nothing to say
                 err().print(error_line(str(exc)), soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
-        except KeyboardInterrupt:  # 130 as a shell reports SIGINT; 1 would mean "expect failed"
-            from rich.text import Text
+        except KeyboardInterrupt as stop:  # 130 (143) as a shell reports SIGINT (SIGTERM); 1
+            from rich.text import Text  # would mean "expect failed"
 
-            err().print(Text("interrupted", style="bold red"))
-            raise SystemExit(130) from None
+            terminated = isinstance(stop, Terminated)
+            err().print(Text("terminated" if terminated else "interrupted", style="bold red"))
+            raise SystemExit(143 if terminated else 130) from None
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except MemoryError:  # the budget (--max-memory) did not foresee it: still the user's spec
@@ -151,6 +152,43 @@ def reports_errors(command):
             raise SystemExit(2) from None
 
     return click.option("--debug", is_flag=True, help="Show Python tracebacks (for bug reports).")(wrapper)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, a CI runner's cancel, `kill`) stops a command as Ctrl-C does: what
+    was being made is dropped (an --output file is replaced atomically or not at all), one
+    line on stderr, exit 143 as a shell reports SIGTERM."""
+
+
+def raise_terminated(signum, frame):
+    raise Terminated
+
+
+def on_sigterm(handler):
+    """Set SIGTERM's handler; the one it replaces. Only the main thread may (a command run
+    on another thread by a library caller keeps what it has)."""
+    import signal
+    import threading
+
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def terminable(command):
+    """While the command runs, SIGTERM raises Terminated (reports_errors says "terminated" and
+    exits 143; the default action would end it silently, -15); the handler it replaced is back
+    once the command ends, so a second SIGTERM while the message is said ends at once."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        previous = on_sigterm(raise_terminated)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            on_sigterm(previous)
+
+    return wrapper
 
 
 def _say_plainly(message: str) -> None:

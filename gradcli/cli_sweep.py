@@ -9,15 +9,21 @@ resumes).
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
 
 import click
 
 from . import output as outputs
-from .cli_common import backend_option, consoles, max_memory, reports_errors
+from .cli_common import (
+    Terminated,
+    backend_option,
+    consoles,
+    max_memory,
+    on_sigterm,
+    raise_terminated,
+    reports_errors,
+)
 from .errors import GradcliError, SpecError
 
 DASK_HINT = "pip install 'gradcli[dask]'"
@@ -102,7 +108,10 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
     if todo and (use_dask or scheduler):
         client, cluster = _dask_client(scheduler, jobs)
     pool = False
-    previous = _on_sigterm(_raise_terminated)
+    # While runs go, SIGTERM is Terminated: the pool is stopped, the finished runs and
+    # results.csv kept, and the exit is 143 (the default action would leave the workers
+    # running and say nothing)
+    previous = on_sigterm(raise_terminated)
     try:
         if client is not None:
             finished = execute.dask_runs(client, todo, text, str(Path(path).resolve()),
@@ -115,10 +124,10 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
                                          numeric, max_memory, texts, sets)
         _collect(finished, len(todo), len(runs) - len(todo), docs, place, err)
     except KeyboardInterrupt as stop:
-        _on_sigterm(previous)  # a second SIGTERM ends at once
+        on_sigterm(previous)  # a second SIGTERM ends at once
         _interrupted(out, place, docs, runs, the_grid, pool, err, isinstance(stop, Terminated))
     finally:
-        _on_sigterm(previous)
+        on_sigterm(previous)
         if place is not None:
             place.write_csv(list(docs.values()), the_grid.keys)
         if client is not None:
@@ -129,25 +138,6 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
     report = stats.report(list(docs.values()), the_grid.keys)
     _emit(report, fmt, output, spec, base.name)
     raise SystemExit(1 if any(d.get("error") for d in docs.values()) else 0)
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (`timeout`, a CI runner's cancel, `kill`) stops a sweep as Ctrl-C does."""
-
-
-def _raise_terminated(signum, frame):
-    """While runs go, SIGTERM is Terminated: the pool is stopped, the finished runs and
-    results.csv kept, and the exit is 143 (the default action would leave the workers
-    running and say nothing)."""
-    raise Terminated
-
-
-def _on_sigterm(handler):
-    """Set SIGTERM's handler; the one it replaces. Only the main thread may (a command run
-    on another thread by a library caller keeps what it has)."""
-    if handler is None or threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, handler)
 
 
 def _interrupted(out, place, docs, runs, the_grid, pool: bool, err, terminated: bool = False) -> None:

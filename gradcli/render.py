@@ -88,8 +88,8 @@ def to_json(result) -> dict:
         "overrides": [{"op": e.op, "gradient": e.gradient, "scope": list(e.scope) if e.scope else None,
                        "matched_ops": n} for e, n in result.overrides],
         "warnings": list(result.warnings),
-        "conventions": [{"topic": c.topic, "text": c.text, "output": c.output, "input": c.input}
-                        for c in result.conventions],
+        "conventions": [{"topic": c.topic, "text": c.text, "output": c.output, "input": c.input,
+                         "note_elements": note_elements(c.elements)} for c in result.conventions],
     }
     doc["nonfinite"] = [nonfinite_json(n) for n in result.nonfinite]
     if result.train is not None:
@@ -99,6 +99,13 @@ def to_json(result) -> dict:
     if result.expect is not None:
         doc["expect"] = {"passed": result.expect.passed, "failures": list(result.expect.failures)}
     return doc
+
+
+def note_elements(elements) -> list | None:
+    """A note's elements as JSON holds them (run's conventions, compare's rows): the flat,
+    row-major indices of the input's elements it is about; null for every element (and for a
+    note on no output/input pair)."""
+    return None if elements is None else [int(i) for i in elements]
 
 
 def error_doc(path, message: str, exit_code: int) -> dict:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .printable import printable
-from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, number_text, spec_text
+from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, note_elements, number_text, spec_text
 from .render_train import evaluation_loss, shown_steps, train_json
 
 
@@ -54,11 +54,12 @@ def comparison_json(comparisons: list, tolerance: float | None) -> str:
 
 
 def _comparison_doc(c, judged: bool) -> dict:
-    return {"runs": c.labels, "within_tolerance": c.ok if judged else None,
+    return {"runs": c.labels, "backends": [r.backend for r in c.results],
+            "within_tolerance": c.ok if judged else None,
             "rows": [{"output": r.output, "input": r.input, "overridden": jsonable(r.overridden),
                       "true": jsonable(r.true), "max_diff": jsonable(r.max_diff), "within": r.within,
                       "excused": r.excused, "notes": r.notes, "present": r.present,
-                      "note_elements": [None if e is None else list(e) for e in r.note_elements],
+                      "note_elements": [note_elements(e) for e in r.note_elements],
                       "float32_rtol": r.float32_rtol}
                      for r in c.rows],
             "train": [{"quantity": r.quantity, "values": jsonable(r.values),
@@ -87,11 +88,22 @@ def comparison_renderables(comparisons: list, tolerance: float | None) -> list:
             exp = c.results[0].experiment
             parts.append(Text.assemble(("spec ", "bold"), spec_text(exp.name, "bold"),
                                        spec_text(f" ({exp.path}) across backends", "dim")))
-        parts += [comparison_table(c.labels, c.rows, tolerance, allowance_used(c.rows)),
+        parts += [spec_text(backends_line(c.labels, [r.backend for r in c.results]), "dim"),
+                  comparison_table(c.labels, c.rows, tolerance, allowance_used(c.rows)),
                   training_comparison_table(c.labels, c.train_rows, tolerance,
                                             allowance_used(c.train_rows)),
                   convention_notes(c.labels, c.results, c.rows), *curve_tables(c.labels, c.results)]
     return [p for p in parts if p is not None]
+
+
+def backends_line(labels: list[str], backends: list[str]) -> str:
+    """Which backend ran the columns: "backend torch" when one ran them all (`--backend`,
+    `--set backend=`, the specs' own), else each column's ("backends a: numpy, b: torch"; a
+    column named by its backend once)."""
+    if len(set(backends)) == 1:
+        return f"backend {backends[0]}"
+    return "backends " + ", ".join(b if label == b else f"{label}: {b}"
+                                   for label, b in zip(labels, backends))
 
 
 def allowance_used(rows: list) -> float | None:

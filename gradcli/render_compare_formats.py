@@ -10,7 +10,7 @@ import csv
 import io
 import json
 
-from .render_compare import comparison_json
+from .render_compare import backends_line, comparison_json
 from .render_formats import csv_leaves, csv_text, csv_value, md_code, md_records, md_table, md_text, md_value
 from .render_train import final_is_last_evaluation
 
@@ -53,6 +53,8 @@ def _comparison_rows(c: dict):
         yield ("comparison", "", "", "", "", "", "", "path", "", csv_value(c["path"]))
     for run, label in enumerate(c["runs"]):
         yield ("comparison", run, "", "", "", "", "", "run", "", csv_value(label))
+    for run, backend in enumerate(c["backends"]):
+        yield ("comparison", run, "", "", "", "", "", "backend", "", csv_value(backend))
     yield ("comparison", "", "", "", "", "", "", "within_tolerance", "", csv_value(c["within_tolerance"]))
     for r in c["rows"]:
         place = (r["output"], r["input"], "", "", "")
@@ -140,7 +142,7 @@ def _headers(labels: list[str]) -> list[str]:
 
 def _md_comparison(c: dict) -> list[str]:
     runs = _headers(c["runs"])
-    lines = []
+    lines = [md_text(backends_line(c["runs"], c["backends"])), ""]
     if c["rows"]:
         verdict = _md_verdict(c["rows"])
         lines += md_table("gradients side by side", ["output/input", *runs, "true", *verdict],

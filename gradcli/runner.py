@@ -15,6 +15,7 @@ from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
 from .spec import lint, unmatched_at_run  # not .spec.lint: that would shadow lint() by its module
+from .spec.expect_numbers import refuse_booleans
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
@@ -97,6 +98,9 @@ def budget(max_memory: int | None = None):
 def _run(experiment, backend, numeric, progress, program=None) -> Result:
     program = program or backends.build(experiment, backend)
     values = program.values()
+    if experiment.expect is not None and experiment.expect.booleans:  # now their dtypes are known
+        refuse_booleans(experiment.expect.booleans,
+                        {name: np.asarray(value).dtype.name for name, value in values.items()})
     check_grad_ys(experiment, {name: np.shape(value) for name, value in values.items()})
     overridden, true = program.gradients("overridden"), program.gradients("true")
     numeric_grads = program.numeric(MAX_PROBES, DIRECTIONS) if numeric else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc as _gc
 import operator
+import threading
 from contextlib import contextmanager
 from typing import Callable, Mapping, Sequence
 
@@ -310,13 +311,25 @@ class _SlotAllocator:
 @contextmanager
 def collector_paused():
     """Building many small objects: the garbage collector would only slow it down."""
-    enabled = _gc.isenabled()
-    _gc.disable()
+    # Counted under a lock: with nested or concurrent pauses (two threads building) the
+    # collector stays off until the last one ends, and is on again only if it was on when the
+    # first began (each restoring what it found, the first to end re-enabled it under the other).
+    with _PAUSE_LOCK:
+        if not _PAUSED[0]:
+            _PAUSED[1] = _gc.isenabled()
+            _gc.disable()
+        _PAUSED[0] += 1
     try:
         yield
     finally:
-        if enabled:
-            _gc.enable()
+        with _PAUSE_LOCK:
+            _PAUSED[0] -= 1
+            if not _PAUSED[0] and _PAUSED[1]:
+                _gc.enable()
+
+
+_PAUSE_LOCK = threading.Lock()
+_PAUSED = [0, False]  # pauses under way; whether the collector was on when the first began
 
 
 def compile_schedule(fetches: Sequence[Tensor], fed: Sequence[Tensor] = (),

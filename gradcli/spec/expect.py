@@ -7,9 +7,10 @@ from __future__ import annotations
 from gradcli.spec.arrays import Arrays
 from gradcli.spec.document import Scalar, YNode
 from gradcli.spec.expect_final import expected_final
-from gradcli.spec.expect_numbers import expected_array, expected_number
+from gradcli.spec.expect_numbers import expected_array, expected_number, first_boolean, refuse_booleans
 from gradcli.spec.fields import (
     check_keys,
+    describe,
     did_you_mean,
     expect_bool,
     expect_list,
@@ -31,7 +32,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
         return None
     expect = expect_map(node, "expect")
     check_keys(expect, "expect", EXPECT)
-    values = {}
+    values, booleans = {}, {}
     values_node = optional(expect, "values")
     if values_node is not None:
         for name, (key_node, value) in expect_map(values_node, "expect.values").items.items():
@@ -39,6 +40,11 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             names.require(name, key_node, key, ("input", "let", "output"),
                           "an input, let or output")
             values[name] = expected_array(value, key, booleans=True)
+            if values[name].dtype == "bool":  # true/false only: a mix with numbers is refused
+                first = first_boolean(value)
+                booleans[name] = (first.mark.location(), describe(first))
+    # an input's dtype is known now; a let's or an output's when a run makes it (runner)
+    refuse_booleans(booleans, {name: spec.dtype for name, spec in inputs.items()})
     gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt)
     true_gradients = _gradient_table(optional(expect, "true_gradients"),
                                      "expect.true_gradients", names, wrt)
@@ -55,7 +61,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
     finite_node = optional(expect, "finite")
     finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
     return ExpectSpec(Arrays(values), gradients, true_gradients, Arrays(params), loss, rtol, atol,
-                      finite, final)
+                      finite, final, {n: b for n, b in booleans.items() if n not in inputs})
 
 
 def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:

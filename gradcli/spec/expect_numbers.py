@@ -4,9 +4,15 @@ quoted numeral ("6" is a string: most likely a quoting mistake, which a regressi
 not hide), nor a boolean where the value is a gradient or a parameter (never boolean; an
 expected value may be, since an input or a let can be boolean). The spellings "NaN",
 "Infinity" and "-Infinity" are accepted quoted: they are how gradcli's JSON writes them.
+
+An expected value written as true/false is refused unless the value it is compared with is
+boolean (numpy would read true as 1 and pass it against a float 1.0): an input's dtype is
+known as the spec loads; a let's or an output's only when a run makes it, so the run checks
+those (refuse_booleans) before anything else, with the same placed message.
 """
 from __future__ import annotations
 
+from gradcli.errors import SpecError
 from gradcli.spec.arrays import Literal, literal
 from gradcli.spec.document import Scalar, Seq, YNode
 from gradcli.spec.fields import _is_number_text, describe, fail, number_value
@@ -42,3 +48,31 @@ def _refuse_quoted_numeral(node, key: str) -> None:
             and _is_number_text(node.value.strip()):
         raise fail(node, key, f"expected a number, got the string {node.value!r} (quoted)",
                    "write the number without quotes")
+
+
+def first_boolean(node: YNode | None) -> Scalar | None:
+    """The first true/false in a number or nested list, row-major; None if there is none."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Seq):
+            stack.extend(reversed(item.items))
+        elif isinstance(item, Scalar) and item.kind == "bool":
+            return item
+    return None
+
+
+def refuse_booleans(booleans: dict, dtypes: dict, key: str = "expect.values") -> None:
+    """A placed SpecError for the first expected value written as true/false ({name: (Location,
+    how it was written)}) whose value's dtype (`dtypes`: {name: dtype name}) is not bool; a
+    name without a known dtype is left for later."""
+    for name, (place, written) in booleans.items():
+        dtype = dtypes.get(name)
+        if dtype is not None and dtype != "bool":
+            raise refused_boolean(place, written, f"{key}.{name}", name, dtype)
+
+
+def refused_boolean(place, written: str, key: str, name: str, dtype: str) -> SpecError:
+    return place.error(f"expected a number, got {written}: {name!r} is {dtype}, and true/false "
+                       "are expected only of a boolean value", key=key,
+                       hint="write the number, e.g. 1.0 for true")

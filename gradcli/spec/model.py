@@ -194,6 +194,9 @@ class ExpectSpec:
     atol: float
     finite: bool = False  # every value, gradient and trained parameter must be finite
     train_final: dict = Factory(dict)  # {"loss" | "<metric>.train" | "<metric>.test": value}
+    # {name: (Location, how it was written)} of each expected value written as true/false whose
+    # dtype is known only when a run makes it (a let's, an output's): spec/expect_numbers
+    booleans: dict = Factory(dict)
 
 
 @record

@@ -154,6 +154,7 @@ def _pool_start(text, path, to_doc, numeric, max_memory, texts, overrides=(), pa
     # a forked worker inherits the client's SIGTERM handler; the client's _stop_pool
     # terminates workers with SIGTERM, which must end them
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _unblock(_STOPS)  # held since pool_runs made this process: now they act as set just above
     if parent is not None:
         _die_with(parent)
     _one_blas_thread()
@@ -212,12 +213,24 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
     threaded = any(name in sys.modules for name in ("jax", "tensorflow", "torch"))
     method = "fork" if sys.platform.startswith("linux") and not threaded else "spawn"
     context = multiprocessing.get_context(method)
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_start,
-                               initargs=(text, path, to_doc, numeric, max_memory, texts, tuple(overrides),
-                                         os.getpid()))
-    pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
+    # A forked worker starts with the client's handlers (raise Terminated, KeyboardInterrupt)
+    # until _pool_start sets its own: a SIGTERM from _stop_pool or a Ctrl-C reaching it in
+    # between was a traceback on stderr (review7). The processes are forked (by the submits)
+    # with the two signals blocked, so in a worker they wait for _pool_start, in the client for
+    # the submits. (A spawned worker starts afresh: SIGTERM's default action, no mask.)
+    held = _block(_STOPS)
+    try:
+        pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_pool_start,
+                                   initargs=(text, path, to_doc, numeric, max_memory, texts,
+                                             tuple(overrides), os.getpid()))
+    except BaseException:
+        _unblock(held)
+        raise
     finished = False
     try:
+        pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
+        _unblock(held)  # a Ctrl-C held meanwhile is raised here: the pool is stopped below
+        held = frozenset()
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -225,6 +238,7 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
                 yield _outcome(future, run_id, runs)
         finished = True
     finally:
+        _unblock(held)
         if not finished:
             _stop_pool(pool)
         pool.shutdown(wait=finished, cancel_futures=True)
@@ -239,6 +253,22 @@ def _outcome(future, run_id: str, runs) -> tuple:
         params = dict(next(p for r, p in runs if r == run_id))
         return {"run": run_id, "params": params, "exit_code": 2, "time": None,
                 "error": f"the worker running it failed: {type(exc).__name__}: {exc}"}, None
+
+
+_STOPS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _block(signals) -> frozenset:
+    """Block these signals in this thread (and the threads and processes it starts); the ones
+    it blocks that were not blocked before, for _unblock."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: no mask to inherit
+        return frozenset()
+    return frozenset(signals) - signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+
+
+def _unblock(signals) -> None:
+    if signals and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:

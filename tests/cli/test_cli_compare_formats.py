@@ -244,4 +244,4 @@ def test_the_csv_example_of_docs_output_md(tmp_path):
     result = compare(str(tmp_path / "blobs.yaml"), "--backends", "numpy,torch", "--format", "csv")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 148 and lines[0] == shown[0] and set(shown) <= set(lines)
+    assert len(lines) == 150 and lines[0] == shown[0] and set(shown) <= set(lines)

@@ -120,16 +120,14 @@ def test_a_fifo_is_opened_once_and_gets_the_whole_document(tmp_path):
     # --output is checked when parsed (the FIFO's write end opened then) and written at the
     # end: the second check must reuse that end, not wait for a second reader
     import stat
-    import threading
+
+    from fifo_reader import fifo_reader
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
-    reader.start()
-    result = compare("--format", "json", "--output", str(fifo))
-    reader.join(timeout=10)
-    assert result.exit_code == 0, result.stderr
+    with fifo_reader(fifo) as received:
+        result = compare("--format", "json", "--output", str(fifo))
+        assert result.exit_code == 0, result.stderr
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     row = next(r for r in json.loads(received[0])["rows"] if r["input"] == "x")
     np.testing.assert_allclose(row["overridden"][0], STE_GRAD_X)

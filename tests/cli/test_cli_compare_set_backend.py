@@ -59,3 +59,38 @@ def test_help_and_the_one_backend_error_point_to_set_backend(tmp_path):
     b.write_text(LINEAR)
     refused = compare(str(a), str(b), "--backends", "torch")
     assert refused.exit_code == 2 and "--set backend=NAME" in refused.stderr
+
+
+def test_backend_flag_runs_every_spec_there_and_every_format_says_which_backend_ran(tmp_path):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text(RELU6)
+    b.write_text(LINEAR)
+    expected = [torch_gradient(torch.nn.functional.relu6), torch_gradient(lambda x: x)]
+    flag = compare(str(a), str(b), "--backend", "torch", "--tolerance", "0.5", "--format", "json")
+    assert flag.exit_code == 0, flag.output
+    doc = json.loads(flag.stdout)
+    assert doc["rows"][0]["overridden"] == expected  # torch's autograd: the verdict is torch's
+    assert doc["runs"] == ["relu6", "linear"] and doc["backends"] == ["torch", "torch"]
+    # --backend wins over a --set backend= given beside it, as in sweep
+    both = compare(str(a), str(b), "--set", "backend=numpy", "--backend", "torch", "--format", "json")
+    assert json.loads(both.stdout)["backends"] == ["torch", "torch"]
+    files = compare(str(a), str(b), "--format", "json")
+    assert json.loads(files.stdout)["backends"] == ["numpy", "numpy"]
+    table = compare(str(a), str(b), "--backend", "torch")
+    assert table.stdout.splitlines()[0] == "backend torch", table.stdout
+    csv = compare(str(a), str(b), "--backend", "torch", "--format", "csv").stdout.splitlines()
+    assert "0,,comparison,1,linear,,,,,,backend,,torch" in csv
+    markdown = compare(str(a), str(b), "--backend", "torch", "--format", "markdown").stdout
+    assert "\nbackend torch\n" in markdown
+
+
+def test_across_backends_each_column_is_named_and_backend_with_backends_is_refused(tmp_path):
+    a = tmp_path / "a.yaml"
+    a.write_text(RELU6)
+    across = compare(str(a), "--backends", "numpy,torch", "--format", "json")
+    assert json.loads(across.stdout)["backends"] == ["numpy", "torch"]
+    assert compare(str(a), "--backends", "numpy,torch").stdout.splitlines()[0] == "backends numpy, torch"
+    refused = compare(str(a), "--backends", "numpy,torch", "--backend", "torch")
+    assert refused.exit_code == 2 and "give one of them" in refused.stderr and not refused.stdout
+    unknown = compare(str(a), str(a), "--backend", "torhc")
+    assert unknown.exit_code == 2 and "did you mean 'torch'" in unknown.stderr

@@ -6,12 +6,12 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fifo_reader import fifo_reader
 
 import gradcli
 from gradcli.cli import cli
@@ -43,12 +43,9 @@ def test_a_device_is_written_in_place_not_replaced(tmp_path):
 def test_a_fifo_is_written_in_place(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
-    reader.start()
-    result = run_json(fifo)
-    reader.join(timeout=10)
-    assert result.exit_code == 0, result.stderr
+    with fifo_reader(fifo) as received:
+        result = run_json(fifo)
+        assert result.exit_code == 0, result.stderr
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert json.loads(received[0])["values"]["y"] == 12.0
 
@@ -139,10 +136,13 @@ def sigint_not_ignored():
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+LONG = ("inputs:\n  w: {normal: [0, 1], shape: [300000]}\noutputs:\n  loss: sum(w * w)\n"
+        "train:\n  loss: loss\n  optimizer: {name: sgd, lr: 0.0001}\n  steps: 100000\n")
+
+
 def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     spec = tmp_path / "long.yaml"
-    spec.write_text("inputs:\n  w: {normal: [0, 1], shape: [300000]}\noutputs:\n  loss: sum(w * w)\n"
-                    "train:\n  loss: loss\n  optimizer: {name: sgd, lr: 0.0001}\n  steps: 100000\n")
+    spec.write_text(LONG)
     target = tmp_path / "out.json"
     target.write_text("before")
     sigint_not_ignored()
@@ -161,6 +161,33 @@ def test_ctrl_c_exits_130_and_leaves_no_output_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml", "out.json"]
 
 
+@pytest.mark.parametrize("command,to_file", [("run", True), ("run", False), ("compare", True),
+                                             ("compare", False)])
+def test_sigterm_exits_143_with_one_line_and_writes_nothing(tmp_path, command, to_file):
+    """SIGTERM (`timeout`, a CI cancel) as sweep takes it: "terminated" on stderr, exit 143,
+    no document on stdout and the --output file as it was (it used to end silently, -15)."""
+    spec = tmp_path / "long.yaml"
+    spec.write_text(LONG)
+    target = tmp_path / "out.json"
+    target.write_text("before")
+    specs = [str(spec)] * (2 if command == "compare" else 1)
+    proc = subprocess.Popen([sys.executable, "-m", "gradcli", command, *specs, "--format", "json",
+                             *(["--output", str(target)] if to_file else [])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env=ENV)
+    try:
+        wait_until_loading_specs(proc)  # the handler is set before the first spec loads
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()  # a no-op once it has ended
+    assert proc.returncode == 143, stderr
+    assert stderr == "terminated\n" and stdout == ""
+    assert target.read_text() == "before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.yaml", "out.json"]
+
+
 def test_a_closed_pipe_ends_quietly_like_sigpipe(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "gradcli", "run", STE, "--format", "json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -169,3 +196,9 @@ def test_a_closed_pipe_ends_quietly_like_sigpipe(tmp_path):
     stderr = proc.stderr.read()
     assert proc.wait(timeout=60) == 141, stderr
     assert stderr == ""
+
+
+def test_a_command_run_in_process_gives_sigterm_its_handler_back():
+    before = signal.getsignal(signal.SIGTERM)
+    assert CliRunner().invoke(cli, ["run", STE, "--format", "json"]).exit_code == 0
+    assert signal.getsignal(signal.SIGTERM) is before

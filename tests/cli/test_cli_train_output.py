@@ -287,8 +287,8 @@ def compared():
 
 def test_compare_json_carries_each_runs_curves_and_final_values():
     _, doc = compared()
-    assert [k for k in doc if k != "tolerance"] == ["runs", "within_tolerance", "rows", "train",
-                                                    "curves"]
+    assert [k for k in doc if k != "tolerance"] == ["runs", "backends", "within_tolerance", "rows",
+                                                    "train", "curves"]
     a, b = doc["curves"]
     assert a["run"] == "a" and b["run"] == "b"
     assert list(a["train"]) == ["steps", "epochs", "loss", "eval_steps", "metrics", "final", "stopped"]

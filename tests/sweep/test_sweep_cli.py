@@ -1,11 +1,13 @@
 """gradcli sweep on this machine: results directory, results.csv, the grouped report's numbers
 (checked with numpy on the run files), failed runs, resuming and refusing a foreign DIR."""
 import csv
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -203,7 +205,25 @@ def test_the_same_command_again_runs_nothing_and_reports_everything(tmp_path):
     assert {k for k in now if now[k] != stamps.get(k)} == {"3.json"}
 
 
-SLOW = HARDTANH.replace("steps: 3", "steps: 800").replace("seed: [0, 1, 2]", "seed: [0, 1, 2, 3]")
+# Runs 0-3 pass; runs 4-7 fail their expect (y is never exactly 0), each after training.
+STOPPED = HARDTANH.replace("steps: 3", "steps: 800").replace(
+    "sweep:\n  inputs.c.value: [0.5, 1.5]\n  seed: [0, 1, 2]\n",
+    "expect:\n  values: {y: 0.0}\nsweep:\n  expect.tolerance.atol: [1000, 0]\n  seed: [0, 1, 2, 3]\n")
+
+
+def full_pipe() -> tuple[int, int]:
+    """A pipe (read end, write end) whose buffer is already full: as stderr, it holds the
+    sweep at its first message until the test reads (no race with the sweep's progress)."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(write_end, False)
+    try:
+        while True:
+            os.write(write_end, b"." * 4096)
+    except BlockingIOError:
+        pass
+    os.set_blocking(write_end, True)
+    return read_end, write_end
 
 
 def children(pid: int) -> set:
@@ -249,36 +269,52 @@ def outlived(workers: set) -> set:
                                            ("1", signal.SIGTERM, 143), ("2", signal.SIGTERM, 143)])
 def test_ctrl_c_or_a_kill_keeps_finished_runs_and_the_same_command_resumes(tmp_path, jobs, sig,
                                                                            code):
-    path, out = spec(tmp_path, SLOW), tmp_path / "out"
+    # The stop lands while the sweep is held (stderr full) at its first failed run's message,
+    # so some runs are done and some are not, however loaded the machine: the test once
+    # waited for a first run file and raced the remaining runs to the signal.
+    path, out = spec(tmp_path, STOPPED), tmp_path / "out"
     command = [sys.executable, "-m", "gradcli", "sweep", str(path), "--jobs", jobs, "--out",
                str(out), "--no-numeric", "--format", "json"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if (out / "runs").exists() and list((out / "runs").glob("*.json")):
+    read_end, write_end = full_pipe()
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=write_end)
+    os.close(write_end)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any("error" in doc for doc in run_files(out).values()):  # written whole, or not yet
             break
         time.sleep(0.05)
     workers = children(proc.pid) if Path("/proc").is_dir() else set()
     assert len(workers) >= (2 if jobs == "2" else 0)
     proc.send_signal(sig)
-    try:  # (an orphaned worker holds the pipes open: communicate would time out)
-        _, err = proc.communicate(timeout=60)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(os.fdopen(read_end, "rb").read()),
+                              daemon=True)
+    reader.start()  # (an orphaned worker would hold stderr open: the read would not end)
+    try:
+        proc.wait(timeout=60)
     finally:
         left = outlived(workers)
     assert not left, f"pool workers {left} outlived the sweep ({sig.name})"
+    reader.join(timeout=60)
+    err = received[0].lstrip(b".")
     assert proc.returncode == code, err.decode()
     kept = run_files(out)  # every file there is whole (each is written atomically)
-    assert 1 <= len(kept) < 8 and all("train" in d for d in kept.values())
+    failed = [k for k, doc in kept.items() if "error" in doc]
+    # held at the first failure: at most the 4 runs that pass were written before it
+    assert len(failed) == 1 and int(failed[0]) >= 4 and len(kept) <= 5, sorted(kept)
+    assert all("train" in d for d in kept.values())
     if sig != signal.SIGKILL:
         word = b"terminated" if sig == signal.SIGTERM else b"interrupted"
         assert word + b"; " in err and b"the same command resumes" in err
+        assert b"Traceback" not in err
         rows = list(csv.DictReader((out / "results.csv").open()))
         assert sorted(r["run"] for r in rows) == sorted(kept)  # results.csv kept them all
     done = subprocess.run(command, env=env, capture_output=True, timeout=120)
-    assert done.returncode == 0, done.stderr.decode()
+    assert done.returncode == 1, done.stderr.decode()  # runs 4-7 failed their expect
     final = run_files(out)
     assert len(final) == 8 and all(final[k] == v for k, v in kept.items())
+    assert sorted(k for k, doc in final.items() if "error" in doc) == ["4", "5", "6", "7"]
     assert len(json.loads(done.stdout)["runs"]) == 8
 
 
