@@ -140,8 +140,9 @@ def reserve(lims, bottom: int, top: int) -> tuple[float, float] | None:
 
 def draw_lanes(ax, lims, levels: dict) -> None:
     """Shade the lanes (grey, under a dashed rule), name each lane's kind where a y tick label
-    would be (NaN, +inf, ...), and keep the y ticks (values) out of them; with no finite
-    value at all (lims None) the y axis has no ticks."""
+    would be (NaN, +inf, ...), and keep the y ticks (values) out of them, half a lane clear
+    of the rule so that a tick's label does not run into the lane's (the axes' y limits are
+    set already); with no finite value at all (lims None) the y axis has no ticks."""
     from matplotlib.patches import Rectangle
     bottom = sum(kind not in TOP_KINDS for _, kind in levels)
     top = len(levels) - bottom
@@ -159,4 +160,11 @@ def draw_lanes(ax, lims, levels: dict) -> None:
     if lims is None:
         ax.set_yticks([])
         return
-    ax.set_yticks([t for t in ax.get_yticks() if lims[0] <= t <= lims[1]])
+    low = bottom * LANE + LANE / 2 if bottom else 0.0
+    high = 1 - top * LANE - LANE / 2 if top else 1.0
+    to_axes = ax.transScale + ax.transLimits  # data -> axes coordinates, on a log axis too
+    for minor in (False, True):
+        ticks = ax.get_yticks(minor=minor)
+        if len(ticks):
+            where = to_axes.transform(np.column_stack([np.zeros(len(ticks)), ticks]))[:, 1]
+            ax.set_yticks(ticks[(where >= low - 1e-9) & (where <= high + 1e-9)], minor=minor)
