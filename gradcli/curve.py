@@ -20,6 +20,7 @@ import numpy as np
 
 from . import backends, runner
 from .errors import GradcliError
+from .fd import difference
 from .record import record
 
 POINTS = 401
@@ -183,9 +184,8 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
     weights = 1.0 if weights is None else np.asarray(weights, dtype=np.float64)
     step = 1e-6 if base.dtype == np.float64 else 1e-3  # as the runner's numeric gradients
 
-    def objective(value) -> float:  # what the gradients are of: sum(grad_ys * output)
-        y = np.asarray(program.output_at({name: value}, out), dtype=np.float64)
-        return float(np.sum(weights * y))
+    def objective(value) -> list:  # the gradients are of sum(grad_ys * output): its elements
+        return [weights * np.asarray(program.output_at({name: value}, out), dtype=np.float64)]
 
     forward, overridden, true, numeric, at = [], [], [], [], ()
     with np.errstate(all="ignore"):
@@ -201,7 +201,7 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
             up, down = value.copy(), value.copy()
             up[element] += step
             down[element] -= step
-            numeric.append((objective(up) - objective(down)) / (2 * step))
+            numeric.append(difference(objective(up), objective(down)) / (2 * step))
     return Curve(experiment.name, backend or experiment.backend, f"{out}{_index_text(at)}", name,
                  _index_text(element), xs, np.array(forward), _series(true), _series(overridden),
                  np.array(numeric), chosen)

@@ -3,8 +3,15 @@
 Directional checks probe a large tensor along seeded random directions; the
 least-norm gradient consistent with those slopes is the true gradient's
 projection onto their span, so both sides can be compared element by element.
+
+An objective returns the weighted output elements of one probe (grad_ys * y, one float64
+array per output), not their sum: difference() subtracts them element by element when a
+sum is not finite, so that a NaN in one element (y[0] = sqrt(-1)) does not become the
+derivative of every other one.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -30,18 +37,20 @@ def estimate(objective, base: np.ndarray, dtype, kind: str, directions: int, see
              step: float | None = None) -> np.ndarray:
     """d objective / d base by central differences: one per element ("full"), or along seeded
     random directions as the least-norm gradient consistent with them ("directional").
+    objective(value) returns the weighted output elements at value (see difference()).
 
-    The step is relative, h = step * max(|x|, STEP_FLOOR) (for a direction, |x| is the
-    tensor's root mean square), so x = 0.001 is probed at 0.001 +- 5e-6 in float32, not
-    across zero, and large values are not probed below their own rounding error.
+    The step is relative, h = step * max(|x|, STEP_FLOOR) (for a direction, |x| is the root
+    mean square of the tensor's finite elements), so x = 0.001 is probed at 0.001 +- 5e-6 in
+    float32, not across zero, and large values are not probed below their own rounding error.
     """
     step = default_step(dtype) if step is None else step
     if kind == "full":
         return central_differences(objective, base, dtype, step)
-    scale = float(np.sqrt(np.mean(np.square(base)))) if base.size else 0.0
+    finite = base[np.isfinite(base)]  # a NaN or inf element would make every probe's step NaN
+    scale = float(np.sqrt(np.mean(np.square(finite)))) if finite.size else 0.0
     h = step * max(scale, STEP_FLOOR)
     basis = random_directions(base.shape, directions, seed)
-    slopes = np.array([(objective(base + h * d) - objective(base - h * d)) / (2 * h)
+    slopes = np.array([difference(objective(base + h * d), objective(base - h * d)) / (2 * h)
                        for d in basis])
     return least_norm(basis, slopes)
 
@@ -61,8 +70,35 @@ def central_differences(objective, base: np.ndarray, dtype, step: float) -> np.n
         high = objective(probe.reshape(base.shape))
         probe[i] = down
         low = objective(probe.reshape(base.shape))
-        flat_grad[i] = (high - low) / (up - down)
+        flat_grad[i] = difference(high, low) / (up - down)
     return grad
+
+
+def difference(high: list, low: list) -> float:
+    """sum(high) - sum(low), for the weighted output elements of two probes (one array per
+    output).
+
+    Where both sums are finite (then every element is), it is the difference of the sums, as
+    it always was (the same bits). Otherwise each element is differenced on its own and the
+    differences summed: an element that is NaN in both probes, or the same infinity, does
+    not move with the probe and gives no slope, so it adds 0 -- y[0] = sqrt(-1) leaves the
+    derivative with respect to x[1] alone. When no element moved at all and some element was
+    NaN or infinite in both probes, the probe may feed only those (x[0] of sqrt(x) at
+    x[0] = -1): the slope is unknown, NaN, not a 0 that would call the output flat there.
+    An element finite in one probe and not in the other gives its own inf or NaN.
+    """
+    top, bottom = sum(float(np.sum(a)) for a in high), sum(float(np.sum(a)) for a in low)
+    if math.isfinite(top) and math.isfinite(bottom):
+        return top - bottom
+    total, moved, stuck = 0.0, False, False
+    with np.errstate(all="ignore"):
+        for a, b in zip(high, low):
+            a, b = np.ravel(np.asarray(a, dtype=np.float64)), np.ravel(np.asarray(b, dtype=np.float64))
+            still = (a == b) | (np.isnan(a) & np.isnan(b))
+            moved = moved or not still.all()
+            stuck = stuck or not np.isfinite(a[still]).all()
+            total += float(np.sum(np.where(still, 0.0, a - b)))
+    return total if moved or not stuck else math.nan
 
 
 def random_directions(shape: tuple, count: int, seed: int) -> np.ndarray:

@@ -272,7 +272,7 @@ class EagerProgram(Program):
         exp, kit, dtype = self.experiment, self.kit, self._base[x].dtype
         feeds = {s: self._base[s] for s in held if s not in exp.inputs}
 
-        def objective(value) -> float:
+        def objective(value) -> list:  # the weighted elements (gradcli.fd.difference)
             value = np.asarray(value, dtype=dtype)
             leaves = dict(self.leaves)
             if x in exp.inputs:
@@ -281,8 +281,7 @@ class EagerProgram(Program):
             else:
                 run_feeds = {**feeds, x: value}
             env, _, _ = self.run("true", leaves, feeds=run_feeds)
-            y = np.asarray(kit.numpy(env[out]), dtype=np.float64)
-            return float(np.sum(weights * y))
+            return [weights * np.asarray(kit.numpy(env[out]), dtype=np.float64)]
 
         return objective
 

@@ -55,8 +55,8 @@ def numeric_gradients(ys, xs, grad_ys=None, stop_gradients=None, unconnected_gra
 
         def objective(value, schedule=schedule, held_values=held_values, x=x):
             outs = schedule.run([feed_value(x, value), *held_values])
-            return sum(float(np.sum(np.asarray(w) * np.asarray(o, dtype=np.float64)))
-                       for w, o in zip(weights, outs))
+            # the elements, not their sum: fd.difference keeps a NaN element to itself
+            return [np.asarray(w) * np.asarray(o, dtype=np.float64) for w, o in zip(weights, outs)]
 
         results.append(_as_value(estimate(objective, base, x.dtype, kind, directions, seed,
                                           step=eps), x))

@@ -12,7 +12,7 @@ from .style import BLACK, BLUE, GREEN, VERMILLION, styled
 
 def curve_figure(curve):
     """A Figure of a Curve: two stacked axes sharing x; the region where the overridden
-    gradient differs from the true one is shaded; jumps are left open, non-finite and
+    gradient differs from the true one (both finite) is shaded; jumps are left open, non-finite and
     off-scale points are marked at the axes' edge."""
     plt = pyplot()
     x = curve.x
@@ -34,9 +34,13 @@ def curve_figure(curve):
         grad = f"∂{curve.output}/∂{curve.input}{curve.element}"
         lims = marks.limits([curve.true, curve.overridden]) or marks.limits([curve.numeric])
         if curve.true is not None and curve.overridden is not None:
-            differ = ~np.isclose(curve.overridden, curve.true, rtol=1e-6, atol=1e-12, equal_nan=True)
+            over, true = curve.overridden, curve.true
+            # only where both are numbers: a NaN or inf has its lane, and shading it from 0
+            # (or from 1.8e308) would draw a value that is not there
+            finite = np.isfinite(over) & np.isfinite(true)
+            differ = finite & ~np.isclose(over, true, rtol=1e-6, atol=1e-12)
             if differ.any():
-                bottom.fill_between(x, np.nan_to_num(curve.overridden), np.nan_to_num(curve.true),
+                bottom.fill_between(x, np.where(finite, over, 0.0), np.where(finite, true, 0.0),
                                     where=differ, color=VERMILLION, alpha=0.16, linewidth=0,
                                     label="overridden ≠ true")
         _axes(bottom, x, [

@@ -94,19 +94,23 @@ def spans_decades(values, decades: float = 2.0) -> bool:
     return bool(np.log10(v.max() / v.min()) > decades)
 
 
-def draw_edges(ax, x, kinds: dict, label: str, color: str, levels: dict | None = None) -> None:
+def draw_edges(ax, x, kinds: dict, label: str, color: str, levels: dict | None = None,
+               **style) -> list:
     """Mark the points of each kind ({kind: mask}, from nonfinite and off_scale) at the axes'
     edge: +inf and above at the top, -inf, below and NaN at the bottom; levels ({kind: level
     in axes coordinates}, from lanes) puts a kind in its own lane instead. The marks are drawn
-    over every line and shading, so that none hides them."""
-    x = np.asarray(x)
+    over every line and shading, so that none hides them; style overrides the marker's look
+    (a final value's star). Returns the lines drawn."""
+    x, drawn = np.asarray(x), []
     for kind, mask in kinds.items():
         level, symbol, filled = EDGE[kind]
         level = (levels or {}).get(kind, level)
-        ax.plot(x[mask], np.full(mask.sum(), level), linestyle="none", marker=symbol,
-                markersize=7, color=color, markerfacecolor=color if filled else "white",
-                markeredgecolor=color, transform=ax.get_xaxis_transform(), clip_on=False,
-                label=f"{label}: {EDGE_TEXT[kind]}", zorder=12)
+        look = {"marker": symbol, "markersize": 7, "color": color,
+                "markerfacecolor": color if filled else "white", "markeredgecolor": color,
+                "label": f"{label}: {EDGE_TEXT[kind]}", **style}
+        drawn += ax.plot(x[mask], np.full(mask.sum(), level), linestyle="none",
+                         transform=ax.get_xaxis_transform(), clip_on=False, zorder=12, **look)
+    return drawn
 
 
 LANE = 0.06   # the height of one lane of marks, in axes coordinates
@@ -117,10 +121,12 @@ def lanes(series: list) -> tuple[dict, int, int]:
     """For [(label, {kind: mask})] of one axes: ({(label, kind): level}, lanes at the bottom,
     lanes at the top). Every series' kind has a lane of its own, so that the NaN marks of two
     series at the same x do not hide one another; -inf, below and NaN at the bottom, +inf
-    and above at the top."""
+    and above at the top. A (label, kind) met again keeps its first lane."""
     levels, counts = {}, {"bottom": 0, "top": 0}
     for label, kinds in series:
         for kind in kinds:
+            if (label, kind) in levels:
+                continue
             side = "top" if kind in TOP_KINDS else "bottom"
             middle = (counts[side] + 0.5) * LANE
             levels[(label, kind)] = 1 - middle if side == "top" else middle
@@ -140,8 +146,9 @@ def reserve(lims, bottom: int, top: int) -> tuple[float, float] | None:
 
 def draw_lanes(ax, lims, levels: dict) -> None:
     """Shade the lanes (grey, under a dashed rule), name each lane's kind where a y tick label
-    would be (NaN, +inf, ...), and keep the y ticks (values) out of them; with no finite
-    value at all (lims None) the y axis has no ticks."""
+    would be (NaN, +inf, ...), and keep the y ticks (values) out of them, half a lane clear
+    of the rule so that a tick's label does not run into the lane's (the axes' y limits are
+    set already); with no finite value at all (lims None) the y axis has no ticks."""
     from matplotlib.patches import Rectangle
     bottom = sum(kind not in TOP_KINDS for _, kind in levels)
     top = len(levels) - bottom
@@ -159,4 +166,11 @@ def draw_lanes(ax, lims, levels: dict) -> None:
     if lims is None:
         ax.set_yticks([])
         return
-    ax.set_yticks([t for t in ax.get_yticks() if lims[0] <= t <= lims[1]])
+    low = bottom * LANE + LANE / 2 if bottom else 0.0
+    high = 1 - top * LANE - LANE / 2 if top else 1.0
+    to_axes = ax.transScale + ax.transLimits  # data -> axes coordinates, on a log axis too
+    for minor in (False, True):
+        ticks = ax.get_yticks(minor=minor)
+        if len(ticks):
+            where = to_axes.transform(np.column_stack([np.zeros(len(ticks)), ticks]))[:, 1]
+            ax.set_yticks(ticks[(where >= low - 1e-9) & (where <= high + 1e-9)], minor=minor)

@@ -12,7 +12,9 @@ Runs whose lines would lie on top of each other (numpy and torch of one spec) ar
 in the legend, and the one underneath is drawn wider so that both stay visible.
 The legend sits outside the axes, right of them, so that it never covers a point; it has
 one entry per line, and the final stars of several runs share one entry (the star takes
-its run's colour), so that no label repeats another.
+its run's colour), so that no label repeats another. NaN and inf points are marks in
+labelled lanes outside the data's range, one lane per line and kind, drawn by the same
+code as plot curve's (marks.lanes, marks.draw_lanes): one run's marks never hide another's.
 """
 from __future__ import annotations
 
@@ -95,8 +97,9 @@ def overlaps(lines: list, log: bool = False) -> tuple[list, list]:
 
 def train_figure(title: str, runs: list, units: dict | None = None):
     """A Figure with one axes per quantity, steps along x; log y when a quantity spans more
-    than two decades; a non-finite step is marked at the axes' edge as plot curve marks it
-    (+inf at the top, -inf and NaN at the bottom)."""
+    than two decades; a non-finite step is marked as plot curve marks it, in a lane per line
+    and kind outside the data's range (+inf at the top, -inf and NaN at the bottom), a
+    non-finite final value as a star in its run's lane."""
     plt = pyplot()
     quantities = list(dict.fromkeys(q for _, series in runs for q in series))
     units = units or {}
@@ -131,10 +134,19 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
             drawn.append((f"{label} ({part})" if both else label, y, x, i, dash))
     finals = [(label, series[quantity]["final"], i) for i, (label, series) in enumerate(runs)
               if "final" in series.get(quantity, {})]
-    every = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
-    log = bool(every) and marks.spans_decades(np.concatenate(every))
+    values = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
+    log = bool(values) and marks.spans_decades(np.concatenate(values))
     under, depth = overlaps([(name, y) for name, y, *_ in drawn], log)
-    for (name, y, x, i, dash), below, wider in zip(drawn, under, depth):
+    # each line's NaN and inf marks in a lane of their own, as plot curve's; a run's final
+    # value shares its loss line's lanes (the loss line is named by the run's label)
+    kinds = [marks.nonfinite(y) for _, y, *_ in drawn]
+    final_kinds = [marks.nonfinite([final["value"]]) for _, final, _ in finals]
+    levels, bottom, top = marks.lanes([(name, k) for (name, *_), k in zip(drawn, kinds)]
+                                      + [(label, k) for (label, *_), k in zip(finals, final_kinds)])
+
+    def lane(name: str) -> dict:
+        return {kind: level for (owner, kind), level in levels.items() if owner == name}
+    for (name, y, x, i, dash), below, wider, kind in zip(drawn, under, depth, kinds):
         style = line_style(i)
         every = max(1, len(y) // 20)
         start = (i * every) // max(1, len(runs))  # markers of overlapping runs side by side
@@ -142,43 +154,62 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
         ax.plot(x, y, color=style["color"], linestyle=dash, linewidth=1.8 + 1.8 * wider,
                 marker=style["marker"], markersize=4 + 2.5 * wider, markevery=(start, every),
                 label=shown, gid=f"{quantity}:{name}", zorder=2 + i)
-        marks.draw_edges(ax, x, marks.nonfinite(y), name, style["color"])
+        marks.draw_edges(ax, x, kind, name, style["color"], lane(name))
     # final stars that hide one another are said as lines are (the axes' span sets "alike")
     stars = [(f"{label}, {final['label']}", np.asarray([final["value"]], float))
              for label, final, _ in finals]
     hidden = overlaps([(name, y) for name, y, *_ in drawn] + stars, log)[0][len(drawn):]
-    star_lines = []
+    star_lines = []  # (line, what it shows: the final label, ": NaN" added for a NaN, ...)
     steps = {name: final["step"] for (name, _), (_, final, _) in zip(stars, finals)}
-    for (label, final, i), below in zip(finals, hidden):
+    star = {"marker": FINAL_MARKER, "markersize": 12, "markeredgecolor": "black",
+            "markeredgewidth": 0.7}
+    for (label, final, i), below, kind in zip(finals, hidden, final_kinds):
         style = line_style(i)
         name = f"{label}, {final['label']}"
         on = below if steps.get(below, None) == final["step"] else None
         value = np.asarray([final["value"]], dtype=np.float64)
         x = np.asarray([final["step"]])
-        if np.isfinite(value).all():
-            star_lines += ax.plot(x, value, linestyle="none", marker=FINAL_MARKER, markersize=12,
-                                  color=style["color"], markeredgecolor="black",
-                                  markeredgewidth=0.7,
-                                  label=name if on is None else f"{name}, overlaps {on}",
-                                  gid=f"{quantity}:{name}", zorder=10)
-        marks.draw_edges(ax, x, marks.nonfinite(value), name, style["color"])
+        if not kind:
+            star_lines += [(line, final["label"]) for line in ax.plot(
+                x, value, linestyle="none", color=style["color"], zorder=10,
+                label=name if on is None else f"{name}, overlaps {on}", gid=f"{quantity}:{name}",
+                **star)]
+        for line in marks.draw_edges(ax, x, kind, name, style["color"], lane(label),
+                                     markerfacecolor=style["color"], gid=f"{quantity}:{name}",
+                                     **{**star, "markersize": 10}):  # a lane is ~10 points
+            star_lines.append((line, f"{final['label']}{line.get_label()[len(name):]}"))
     if log:
-        ax.set_yscale("log")
-    return _legend_entries(ax, star_lines, finals)
+        # a -inf (or 0) would be clipped to the axes' floor, and its segment drawn down
+        # through the lanes: masked, the line breaks there and the -inf has its mark
+        ax.set_yscale("log", nonpositive="mask")
+    if bottom or top:
+        _make_room(ax, values, log, bottom, top, levels)
+    return _legend_entries(ax, star_lines)
 
 
-def _legend_entries(ax, star_lines: list, finals: list) -> tuple[list, list]:
-    """Every line but the stars as it is labelled; the stars one entry per final label:
-    a lone run's star keeps its own label, stars of several runs share a neutral one."""
+def _make_room(ax, values: list, log: bool, bottom: int, top: int, levels: dict) -> None:
+    """The y limits widened so that the lanes lie outside the data's range, as plot curve's
+    (in decades on a log axis), and the lanes drawn; no ticks when no value is finite."""
+    lims = None
+    if any(np.isfinite(v).any() for v in values):
+        lims = ax.get_ylim()  # matplotlib's own, from the finite values drawn
+        shown = marks.reserve(np.log10(lims) if log else lims, bottom, top)
+        ax.set_ylim(*(10.0 ** np.asarray(shown) if log else shown))
+    marks.draw_lanes(ax, lims, levels)
+
+
+def _legend_entries(ax, star_lines: list) -> tuple[list, list]:
+    """Every line but the stars and the lanes' rules as it is labelled; the stars one entry
+    per kind (final label, and NaN or inf): a lone run's star keeps its own label, stars of
+    several runs share a neutral one."""
     from matplotlib.lines import Line2D
-    handles = [line for line in ax.get_lines() if line not in star_lines]
+    stars_drawn = [line for line, _ in star_lines]
+    handles = [line for line in ax.get_lines()
+               if line not in stars_drawn and not line.get_label().startswith("_")]
     labels = [line.get_label() for line in handles]
-    kinds: dict = {}  # final label -> [its star lines]
-    for label, final, _ in finals:
-        gid = f"{label}, {final['label']}"
-        star = next((line for line in star_lines if line.get_gid().endswith(f":{gid}")), None)
-        if star is not None:
-            kinds.setdefault(final["label"], []).append(star)
+    kinds: dict = {}  # what a star shows -> [its star lines]
+    for line, shows in star_lines:
+        kinds.setdefault(shows, []).append(line)
     for kind, stars in kinds.items():
         if len(stars) == 1:
             handles.append(stars[0])

@@ -147,21 +147,50 @@ class _Logged(np.ndarray):
         return func(*plain, **kwargs)
 
 
+def _counted_where():
+    """A numpy array function like np.where (the same dispatcher type) whose dispatch and
+    implementation each log a call: a direct call logs "implementation" alone, a call
+    through numpy's dispatch "dispatch" first (review8 T1: np.where's bits could not tell)."""
+    from numpy._core.overrides import array_function_dispatch
+
+    calls = []
+
+    def relevant(condition, x, y):
+        calls.append("dispatch")
+        return (condition, x, y)
+
+    @array_function_dispatch(relevant)
+    def where(condition, x, y):
+        calls.append("implementation")
+        return np.where(condition, x, y)
+
+    assert type(where) is type(np.where) and where._implementation is not where
+    return where, calls
+
+
 def test_a_numpy_array_function_is_called_directly_only_for_plain_arrays():
     from types import SimpleNamespace
 
     from gradcli.core.codegen import generate
 
+    where, calls = _counted_where()
     # where(condition, x, 0.0): feeds in slots 0 and 1, a constant number in slot 2
     schedule = SimpleNamespace(template=[None, None, 0.0, None], variables=[], feed_slots=[0, 1],
-                               program=[(np.where, 3, (0, 1, 2), -2)], fetch_slots=[3])
+                               program=[(where, 3, (0, 1, 2), -2)], fetch_slots=[3])
     replay = generate(schedule)
+    assert where._implementation in replay.__kwdefaults__.values()
     rng = np.random.default_rng(3)
     cond, x = rng.normal(size=(5, 4)) > 0, rng.normal(size=(5, 4))
     x[0, 0], x[1, 1] = np.nan, -0.0
     (got,) = replay([cond, x])
+    assert calls == ["implementation"]  # plain arrays: no dispatch
     assert type(got) is np.ndarray and got.tobytes() == np.where(cond, x, 0.0).tobytes()
+    calls.clear()
+    (got,) = replay([cond, np.float64(2.5)])  # a numpy scalar is no ndarray: the dispatcher
+    assert calls == ["dispatch", "implementation"]
+    assert np.asarray(got).tobytes() == np.where(cond, 2.5, 0.0).tobytes()
+    calls.clear()
     _Logged.calls.clear()
     (got,) = replay([cond, x.view(_Logged)])  # an override: the dispatcher, which calls it
-    assert _Logged.calls == ["where"]
+    assert calls[0] == "dispatch" and _Logged.calls == ["where"]  # it dispatches again inside
     assert np.asarray(got).tobytes() == np.where(cond, x, 0.0).tobytes()

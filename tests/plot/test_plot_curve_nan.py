@@ -8,6 +8,34 @@ from gradcli.curve import sweep
 from gradcli.plot.curve import curve_figure
 from gradcli.spec import load_spec_text
 
+
+def rules(ax) -> list:
+    """The lanes' dashed rules (their edges towards the data), in axes coordinates."""
+    return [float(line.get_ydata()[0]) for line in ax.get_lines()
+            if line.get_label() == "_lane rule"]
+
+
+def assert_ticks_clear_of_the_lanes(fig, ax):
+    """Every y tick lies between the lanes' rules, not on one, and no tick label overlaps a
+    lane's label once drawn (review8 T3: the test compared ticks with the marks' centres)."""
+    edges = rules(ax)
+    below = [r for r in edges if r < 0.5]
+    above = [r for r in edges if r > 0.5]
+    to_axes = ax.transData + ax.transAxes.inverted()
+    ticks = [to_axes.transform((0, t))[1] for t in ax.get_yticks()]
+    assert ticks
+    for t in ticks:  # inside the axes, between the lanes and not on a rule
+        assert -1e-9 <= t <= 1 + 1e-9
+        assert all(t > r + 0.02 for r in below) and all(t < r - 0.02 for r in above)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [label.get_window_extent(renderer) for label in ax.get_yticklabels()
+              if label.get_text() and label.get_visible()]
+    lanes = [text.get_window_extent(renderer) for text in ax.texts]
+    assert labels and lanes
+    assert not any(a.overlaps(b) for a in labels for b in lanes)
+
+
 SQRT = "name: roots\ninputs: {x: [0.25, 4.0]}\noutputs:\n  y: sum(sqrt(x))\n"
 
 
@@ -32,10 +60,10 @@ def test_nan_marks_lie_in_lanes_of_their_own_below_every_value_and_on_top():
     # mark cannot be read as a value
     low, _ = bottom.get_ylim()
     to_data = bottom.transAxes + bottom.transData.inverted()
-    lane_tops = [to_data.transform((0, level))[1] for level in levels]
+    centres = [to_data.transform((0, level))[1] for level in levels]
     finite = true[np.isfinite(true)]
-    assert low < min(lane_tops) and max(lane_tops) < finite.min()
-    assert len(bottom.get_yticks()) and min(bottom.get_yticks()) > max(lane_tops)
+    assert low < min(centres) and max(centres) < finite.min()
+    assert_ticks_clear_of_the_lanes(fig, bottom)
     # over every line and shading
     series = [line for line in bottom.get_lines() if ": " not in line.get_label()]
     under = series + bottom.collections + bottom.patches
@@ -47,3 +75,20 @@ def test_nan_marks_lie_in_lanes_of_their_own_below_every_value_and_on_top():
     # the +inf at x = 0 is at the top, in its own lane, above every value
     inf = drawn["true derivative: +inf"]
     assert list(inf.get_xdata()) == [0.0] and inf.get_ydata()[0] > 0.9
+
+
+CONST = "name: const-grad\ninputs:\n  x: [1.0]\noutputs:\n  y: x * 2.0 + 0.0 * log(x)\n"
+
+
+def test_no_y_tick_sits_on_a_lane_rule_or_under_its_label():
+    # review8 F3: the derivative is 2 where finite and NaN for x <= 0; the tick 1.0 sat on
+    # the rule of the lanes below, its label on the lane's "NaN"
+    xs = np.linspace(-1.0, 1.0, 41)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        forward = xs * 2.0 + 0.0 * np.log(xs)
+    curve = sweep(load_spec_text(CONST, path="const.yaml"), "x", span=(-1.0, 1.0), points=41)
+    np.testing.assert_array_equal(curve.forward, forward)
+    fig = curve_figure(curve)
+    for ax in fig.axes:
+        assert rules(ax)
+        assert_ticks_clear_of_the_lanes(fig, ax)

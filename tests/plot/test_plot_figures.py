@@ -255,5 +255,6 @@ def test_plot_train_marks_a_diverged_loss_at_the_top_not_at_the_bottom(tmp_path,
 def test_train_figure_marks_each_kind_of_non_finite_loss_at_its_edge():
     fig = train_figure("t", [("run", {"loss": {"train": [1.0, -np.inf, np.nan, np.inf, 2.0]}})])
     (ax,) = fig.axes
-    assert edge_marks(ax, "run") == {"+inf": ([3], {0.97}, "^"), "-inf": ([1], {0.03}, "v"),
+    # each kind in a lane of its own (-inf and NaN at the bottom, one above the other)
+    assert edge_marks(ax, "run") == {"+inf": ([3], {0.97}, "^"), "-inf": ([1], {0.09}, "v"),
                                      "NaN": ([2], {0.03}, "X")}

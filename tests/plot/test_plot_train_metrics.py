@@ -62,9 +62,11 @@ def test_the_figure_renders_to_png(tmp_path):
 
 
 def points(ax) -> dict:
-    """{label: (x, y, marker, linestyle)} of every line of an axes (edge marks included)."""
+    """{label: (x, y, marker, linestyle)} of every line of an axes (edge marks included, the
+    lanes' unlabelled rules not)."""
     return {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()), line.get_marker(),
-                               line.get_linestyle()) for line in ax.get_lines()}
+                               line.get_linestyle()) for line in ax.get_lines()
+            if not line.get_label().startswith("_")}
 
 
 def test_with_data_the_final_loss_is_its_own_marker_not_the_end_of_the_batch_line():
