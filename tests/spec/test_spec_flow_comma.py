@@ -51,3 +51,15 @@ def test_a_true_repeated_key_in_braces_has_no_quoting_hint(spec_error):
         """)
     assert str(error).startswith("spec.yaml:1:20: duplicate key 'x'")
     assert HINT not in str(error)
+
+
+def test_a_let_cut_at_its_keyword_argument_says_to_quote_it(spec_error):
+    error = spec_error("""\
+        inputs:
+          x: [[1.0, 5.0]]
+        let: {"v, i": max_with_argmax(x, axis=1)}
+        outputs:
+          y: sum(v)
+        """)
+    assert str(error).startswith("spec.yaml:3:34: let.axis=1): 'axis=1)' is not a valid name")
+    assert HINT in str(error)
