@@ -60,6 +60,10 @@ def plot_curve(spec, name, span, points, element, backend, overrides, output, ma
     span = curve.parse_range(span) if span is not None else None
     element = curve.parse_element(element) if element is not None else None
     experiment = load_one(spec, overrides, False, err, output)
+    if name is not None and name not in experiment.inputs:  # curve's message, with the hint
+        from .errors import GradcliError, did_you_mean  # every other unknown name gives
+        hint = did_you_mean(name, list(experiment.inputs))
+        raise GradcliError(curve.sweepable(experiment, name) + (f" ({hint})" if hint else ""))
     target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
                        span=span, points=points, max_memory=max_memory, element=element)

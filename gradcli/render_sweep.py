@@ -50,7 +50,7 @@ def report_tables(report: dict, title: str = "sweep") -> list[Table]:
     for group in groups:
         n = Text(str(group["n"]))
         if group["failed"]:
-            n.append(f" ({group['failed']} failed)", style="bold red")
+            n.append(f" ({failed_text(_group_errors(report, group, keys))})", style="bold red")
         cells = [*_param_cells(group, keys), n]
         for column in columns:
             stat = group["columns"].get(column, {})
@@ -107,6 +107,28 @@ NOTHING = "—"   # a group with no number to show (every run failed), as the ot
 
 def _number(value, digits: int) -> Text:
     return Text(NOTHING, style="dim") if value is None else number_text(value, digits=digits)
+
+
+# How sweep/execute.py words the failure of a run that kept its result (failure_of); any
+# other error is a run without a result.
+FAILURE_KINDS = (("expect: ", "failed expect"), ("training stopped at step ", "stopped"))
+
+
+def failed_text(errors: list[str]) -> str:
+    """"4 failed expect", "1 failed, 1 stopped": a group's failed runs counted by kind, so
+    that an unmet expect (its result kept and averaged) does not read as a crash."""
+    counts: dict[str, int] = {}
+    for error in errors:
+        kind = next((k for prefix, k in FAILURE_KINDS if error.startswith(prefix)), "failed")
+        counts[kind] = counts.get(kind, 0) + 1
+    order = ["failed"] + [k for _, k in FAILURE_KINDS]
+    return ", ".join(f"{counts[k]} {k}" for k in order if k in counts)
+
+
+def _group_errors(report: dict, group: dict, keys: list) -> list[str]:
+    label = [json.dumps(group["params"][k], sort_keys=True) for k in keys]
+    return [str(r["error"]) for r in report["runs"] if r.get("error")
+            and [json.dumps(r["params"].get(k), sort_keys=True) for k in keys] == label]
 
 
 def failures_text(report: dict) -> Text | None:

@@ -70,11 +70,13 @@ def section(e: SweepEntry) -> str:
     from .report import _figure, escape
     s = e.sweep
     failed = len(s.failed)
+    from .render_sweep import failed_text
+    failed_note = failed_text([_error(s, row) for row in s.rows if row.get("run") in s.failed])
     swept = "; ".join(f"<code>{escape(k)}</code>: {escape(', '.join(s.values(k)))}" for k in s.keys)
     parts = [f"<section><h2>{escape(s.name)}</h2>",
              f'<p class="meta">sweep directory <code>{escape(str(s.path))}</code> · '
              f"{len(s.rows)} run{'s' * (len(s.rows) != 1)}"
-             + (f' · <span class="error">{failed} failed</span>' if failed else "") + "</p>",
+             + (f' · <span class="error">{escape(failed_note)}</span>' if failed else "") + "</p>",
              f"<p>swept: {swept}</p>" if s.keys else "<p>nothing swept</p>"]
     if s.spec_text:
         parts.append(f"<details><summary>the spec</summary><pre>{escape(s.spec_text)}</pre></details>")
@@ -111,11 +113,17 @@ def _failures(s) -> str:
     items = []
     for row in s.rows:
         if row.get("run") in s.failed:
-            doc = sweep_dir.run_doc(s.path, row["run"]) or {}
-            message = row.get("error") or str(doc.get("error") or "failed")
-            items.append(f"<li>run <code>{escape(row['run'])}</code>: {escape(message)}</li>")
+            items.append(f"<li>run <code>{escape(row['run'])}</code>: "
+                         f"{escape(_error(s, row))}</li>")
     return ("<h3>failed runs (those without a result are left out of every mean; one that "
             "kept its result, like an unmet expect, is in its group's)</h3><ul>" + "".join(items) + "</ul>")
+
+
+def _error(s, row: dict) -> str:
+    """A failed run's error: results.csv's cell, else its run file's (a run stopped
+    before results.csv had its row)."""
+    doc = sweep_dir.run_doc(s.path, row["run"]) or {}
+    return row.get("error") or str(doc.get("error") or "failed")
 
 
 def _cell(st: dict, members: int) -> tuple[str, str]:

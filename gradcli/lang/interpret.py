@@ -186,10 +186,16 @@ class Interpreter:
             raise spec_error(expr, f"{name}() failed: {message}", node) from None
 
     def _constants_for_tensor_params(self, spec, args: list) -> None:
-        # Bare numbers take the spec's dtype, unless a tensor beside them sets it.
+        # Bare numbers take the spec's dtype, unless a tensor beside them sets it. A boolean
+        # does not (`where(c, 1.0, 0.0)` is the spec's dtype, as tf.where gives TF's float32
+        # default): so every backend's numbers agree, the core's default float64 never shows.
         positions = [i for i, p in enumerate(spec.params[:len(args)]) if p in spec.tensor_params]
-        if positions and not any(self.builder.is_tensor(args[i]) for i in positions):
-            args[positions[0]] = self.builder.constant(args[positions[0]])
+        tensors = [args[i] for i in positions if self.builder.is_tensor(args[i])]
+        if any(self.builder.dtype_name(t) != "bool" for t in tensors):
+            return
+        numbers = [i for i in positions if not self.builder.is_tensor(args[i])]
+        if numbers:
+            args[numbers[0]] = self.builder.constant(args[numbers[0]])
 
     def _index(self, index_node, expr, env):
         ast, items = self.ast, []

@@ -158,7 +158,9 @@ op("reverse_gradient(x, scale=1.0)", "forward x, backward -scale * dy (gradient 
 op("zero_out(x)", "two outputs: x with all but the first element zeroed, and that index",
    "K.zero_out", outputs=2, native=False)
 op("max_with_argmax(x, axis=-1)",
-   "two outputs: max along axis and its integer index (not differentiable)", "K.max_with_argmax",
+   "two outputs: max along axis and its int64 index, the first of ties and NaNs (as argmax); "
+   "the gradient goes all to that index (as tf.math.top_k(x, 1)); the index has none",
+   "K.max_with_argmax",
    outputs=2, family="along_axis", torch=OWN, jax=OWN, tensorflow=OWN)
 op("argmax(x, axis=-1)", "int64 index of the largest entry along axis; ties and NaNs: the first "
    "(as numpy); not differentiable", "np.argmax", family="along_axis",

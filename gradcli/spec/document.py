@@ -170,15 +170,16 @@ def to_plain(node: YNode | None) -> object:
     return {key: to_plain(value) for key, (_, value) in node.items.items()}
 
 
-def _error(source: Source, message: str, index: int, line: int, column: int) -> SpecError:
+def _error(source: Source, message: str, index: int, line: int, column: int,
+           hint: str | None = None) -> SpecError:
     """A SpecError at a position of `source` (line 0: the position is unknown)."""
     if source.from_set:
-        return SpecError(message, key=f"{source.path} {source.set_key}")
+        return SpecError(message, key=f"{source.path} {source.set_key}", hint=hint)
     if not line:
-        return SpecError(message, path=source.path)
+        return SpecError(message, path=source.path, hint=hint)
     loc = Mark(source, index, line, column).location()
     return SpecError(message, path=source.path, line=line, column=column,
-                     source_line=loc.source_line)
+                     source_line=loc.source_line, hint=hint)
 
 
 def _yaml_error(source: Source, exc: yaml.YAMLError) -> SpecError:
@@ -208,6 +209,19 @@ def _yaml_error(source: Source, exc: yaml.YAMLError) -> SpecError:
     return _error(source, message, mark.index, mark.line + 1, mark.column + 1)
 
 
+FLOW_COMMA_HINT = "inside YAML's {...} or [...] a comma ends the value: quote the expression"
+
+
+def _split(frame: list, key: Scalar) -> bool:
+    """Whether a {...} mapping's keys and values are pieces of expressions its commas cut:
+    `{W1: clip(W1, -1, 1), W2: clip(W2, -1, 1)}` repeats the key `-1` only because of that."""
+    if not frame[1].flow_style:
+        return False
+    pieces = [key] + [n for pair in frame[2].values() for n in pair]
+    return any(isinstance(n, Scalar) and n.style is None and n.text.count("(") != n.text.count(")")
+               for n in pieces)
+
+
 class _Builder:
     """Turns the event stream into nodes with an explicit stack (no recursion)."""
 
@@ -220,9 +234,9 @@ class _Builder:
         m = event.start_mark
         return _MARK(self.source, m.index, m.line + 1, m.column + 1)
 
-    def fail(self, message: str, event_or_mark) -> SpecError:
+    def fail(self, message: str, event_or_mark, hint: str | None = None) -> SpecError:
         m = event_or_mark if isinstance(event_or_mark, Mark) else self.mark(event_or_mark)
-        return _error(self.source, message, m.index, m.line, m.column)
+        return _error(self.source, message, m.index, m.line, m.column, hint)
 
     def run(self) -> YNode | None:
         # Each frame: [kind, start event, items, anchor, pending key scalar].
@@ -294,7 +308,7 @@ class _Builder:
                 first = items[node.text][0].mark
                 raise self.fail(f"duplicate key {node.text!r}: it is already defined at line "
                                 f"{first.line} (YAML would silently keep the last one)",
-                                node.mark)
+                                node.mark, FLOW_COMMA_HINT if _split(frame, node) else None)
             frame[4] = node
         else:
             items[key.text] = (key, node)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from gradcli.errors import did_you_mean
 from gradcli.lang.parser import CONSTANT_NAMES
 from gradcli.ops import DTYPES, OPS
-from gradcli.spec.document import Scalar
+from gradcli.spec.document import FLOW_COMMA_HINT, Scalar
 from gradcli.spec.fields import fail, is_identifier
 
 KIND_WORDS = {"input": "an input", "let": "a let", "output": "an output", "function": "a function"}
@@ -13,7 +13,8 @@ KIND_WORDS = {"input": "an input", "let": "a let", "output": "an output", "funct
 def check_new_name(name: str, node: Scalar, key: str, what: str = "name") -> None:
     """Refuse a name that is not an identifier or that means something already."""
     if not is_identifier(name):
-        raise fail(node, key, f"{name!r} is not a valid {what}",
+        cut = node.style is None and name.count("(") != name.count(")")  # by a {...}'s comma
+        raise fail(node, key, f"{name!r} is not a valid {what}", FLOW_COMMA_HINT if cut else
                    "names are letters, digits and '_', not starting with a digit")
     if name in OPS:
         raise fail(node, key, f"{name!r} is an op name; pick another name")

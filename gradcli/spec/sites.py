@@ -11,7 +11,7 @@ from gradcli.lang.ast import ExpressionError
 from gradcli.lang.checks import Checker, Scope
 from gradcli.lang.parser import parse_expression
 from gradcli.record import record
-from gradcli.spec.document import Map, Scalar, Seq, YNode
+from gradcli.spec.document import FLOW_COMMA_HINT, Map, Scalar, Seq, YNode
 from gradcli.spec.fields import describe, fail
 from gradcli.spec.model import Expr, Location
 
@@ -43,7 +43,7 @@ def _flow_hint(node: Scalar) -> str | None:
     """A plain scalar cut short by a comma: YAML flow syntax split the expression."""
     rest = node.mark.source.text[node.end:node.end + 40].lstrip(" ")
     if node.style is None and rest[:1] in (",", "}", "]"):
-        return "inside YAML's {...} or [...] a comma ends the value: quote the expression"
+        return FLOW_COMMA_HINT
     return None
 
 
