@@ -216,6 +216,9 @@ def compare(specs, backends, backend, overrides, tolerance, fmt, output, max_mem
     if backend is not None and backends:
         raise GradcliError("--backend runs every spec on one backend and --backends compares each "
                            "spec across several: give one of them")
+    if backends and any(_sets_backend(o) for o in overrides):  # --backends would override it
+        raise GradcliError("--set backend=NAME runs every spec on one backend and --backends "
+                           "compares each spec across several: give one of them")
     if backend is not None:  # last, so that it wins over a --set backend= as in sweep
         overrides = (*overrides, f"backend={backend}")
     # check_one: a spec's sweep block is checked as run and check do, though compare ignores it
@@ -251,6 +254,12 @@ def compare(specs, backends, backend, overrides, tolerance, fmt, output, max_mem
 
     layout.write_comparisons(comparisons, tolerance, fmt, out, output, specs)
     raise SystemExit(0 if all(c.ok for c in comparisons) else 1)
+
+
+def _sets_backend(override: str) -> bool:
+    """Whether a --set names the top-level backend key (read as spec/overrides.py reads it)."""
+    key, sep, _ = override.partition("=")
+    return bool(sep) and [part.strip() for part in key.strip().split(".")] == ["backend"]
 
 
 def _require_all(outcomes: list, names: list, fmt: str, output: str | None, paths=None) -> None:

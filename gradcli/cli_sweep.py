@@ -236,6 +236,9 @@ def _dask_client(scheduler: str | None, jobs: int):
             raise GradcliError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     import logging  # dask imports it anyway; the rest of the CLI need not
 
+    # No parent-death setting is needed here, unlike the pool's workers: each worker process
+    # distributed starts (AsyncProcess) exits at once when its parent_alive_pipe closes, so a
+    # SIGKILLed client takes them with it (measured: gone within 0.5 s, mid-run)
     cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                            dashboard_address=":0", silence_logs=logging.ERROR)
     return Client(cluster), cluster

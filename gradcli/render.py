@@ -296,6 +296,13 @@ def _warnings_part(warnings) -> TextPart:
 # ----- non-finite provenance -----
 _KIND_JSON = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 _KIND_TEXT = {"nan": "NaN", "inf": "inf", "-inf": "-inf"}
+_TEXT_OF_JSON = {spelled: _KIND_TEXT[kind] for kind, spelled in _KIND_JSON.items()}
+
+
+def kind_text(kind: str) -> str:
+    """The tables' spelling of a non-finite kind ("inf"), from a record's ("inf") or a JSON
+    document's ("Infinity"): one spelling in every line of the text output."""
+    return _KIND_TEXT.get(kind) or _TEXT_OF_JSON.get(kind, kind)
 
 
 def nonfinite_json(n) -> dict:

@@ -203,7 +203,10 @@ def stopped_text(stopped) -> Text | None:
                 style="bold red")
     birth = doc["nonfinite"]
     if birth:
-        text.append(f"; {birth.get('born', 'non-finite')} born at ", style="red")
+        from .render import kind_text
+
+        born = birth.get("born")  # the JSON's "Infinity": the tables write "inf"
+        text.append(f"; {kind_text(born) if born else 'non-finite'} born at ", style="red")
         text.append(printable(birth.get("expr") or birth.get("op") or "?"), style="bold")
         where = birth.get("location")
         text.append(printable(f"  {where}" if where else ""), style="red")

@@ -232,7 +232,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             self.log.op(name, self.place, inputs, outs)
         if self.inspect:
             self.program.inspect_op(name, inputs, attrs, [id(t) in self.made for t in inputs], outs)
-        self._record(inputs, outs, pattern)
+        self._record(inputs, outs, pattern, name)
         return outs[0] if len(outs) == 1 else outs
 
     def _admit(self, name, inputs, attrs) -> None:
@@ -296,15 +296,15 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             return [self._fit(g, x, i, label, strict) for i, (g, x) in enumerate(zip(grads, xs))]
 
         outs = tuple(kit.custom(list(inputs), forward, fitted))
-        self._record(inputs, outs, pattern)
+        self._record(inputs, outs, pattern, label[1])
         if self.log is not None and not self.vjps:
             self.log.op(label[1], self.place, inputs, outs)
         return outs
 
-    def _record(self, inputs, outs, pattern) -> None:
+    def _record(self, inputs, outs, pattern, op: str | None = None) -> None:
         if self.graph is not None:
             self.graph.add(inputs, outs, [self.kit.is_tensor(o) and self.is_float(o) for o in outs],
-                           pattern)
+                           pattern, op)
 
     def _fit(self, g, x, i: int, label, strict: bool):
         """A rule's gradient brought to the input's shape and dtype, as the core's _fit does

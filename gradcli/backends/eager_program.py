@@ -17,6 +17,7 @@ from ..fd import estimate
 from ..lang.interpret import Interpreter, spec_error
 from ..ops import OPS
 from .builder import gradient_of
+from .connectivity import STEPS
 from .eager import EagerBuilder
 from .edge_elements import is_elementwise, on_inputs, reach, receivers
 from .kit import UNCONNECTED
@@ -29,6 +30,17 @@ FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vect
                 "or reordered formulas), so results a few float32 ulps away from the numpy core "
                 "are rounding, not disagreement (relative ~1e-6 for one op; more where a formula "
                 "subtracts nearly equal numbers, as sigmoid's gradient y * (1 - y) at |x| > 5)")
+
+
+def zero_derivative_text(path_ops) -> str:
+    """What on the path from an input to an output has a zero derivative: the ops the path is
+    cut at (a comparison, an op the table gives no gradient) and the steps (STEPS) on it."""
+    names = list(dict.fromkeys(op for op, cut in path_ops or () if cut or op in STEPS))
+    if not names:
+        return "an op on the path has a zero derivative"
+    shown = [f"{n} ({OPS[n].operator})" if n in OPS and OPS[n].operator else n for n in names]
+    listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    return f"the path goes through {listed}, with a zero derivative"
 
 
 class EagerProgram(Program):
@@ -46,6 +58,7 @@ class EagerProgram(Program):
         # result ids of elementwise ops, from the inspecting build
         self._edges: list = []
         self._elementwise: set = set()
+        self._zero_paths: dict = {}  # {(output, input): path_ops} where the framework gave None
         self.leaves = {name: kit.constant(np.array(spec.value)) for name, spec in exp.inputs.items()}
         env, graph, builder = self.run("overridden", self.leaves, record=True, inspect=True,
                                        count=True)
@@ -193,6 +206,11 @@ class EagerProgram(Program):
                     with gradient_of(self.expr_of(out), f"the {kind} gradient of output {out!r}",
                                      self.experiment):
                         native = dict(zip(names, backward(k - 1, self._seed(out, value, grad_ys))))
+            ids = {n: i for i, n in src_ids.items()}
+            for n in wrt:  # connected, yet the framework says None: the note names the ops
+                c = self.canonical(n)
+                if y is not None and c in carried and native.get(c) is None:
+                    self._zero_paths[(out, n)] = graph.path_ops(id(y), ids[c])
             table[out] = (value, {n: (native.get(self.canonical(n)), self.canonical(n) in carried)
                                   for n in wrt})
         return table
@@ -222,10 +240,9 @@ class EagerProgram(Program):
         if connected:
             if g is None:
                 self.note(Convention("unconnected", f"{kind} d{out}/d{name}: {label}'s own autodiff "
-                                     "gives None (no gradient); an op on the path has a zero "
-                                     "derivative (TensorFlow registers none for round, floor, "
-                                     "ceil and comparisons), which spec-v1 and the numpy core count as "
-                                     "connected: "
+                                     "gives None (no gradient): "
+                                     f"{zero_derivative_text(self._zero_paths.get((out, name)))}, "
+                                     "which spec-v1 and the numpy core count as connected: "
                                      "gradcli reports zeros", out, name, kind=UNCONNECTED))
                 return _plain(np.zeros(base.shape, base.dtype))
             return _plain(np.asarray(self.kit.numpy(g)).astype(base.dtype))

@@ -94,3 +94,18 @@ def test_across_backends_each_column_is_named_and_backend_with_backends_is_refus
     assert refused.exit_code == 2 and "give one of them" in refused.stderr and not refused.stdout
     unknown = compare(str(a), str(a), "--backend", "torhc")
     assert unknown.exit_code == 2 and "did you mean 'torch'" in unknown.stderr
+
+
+def test_set_backend_with_backends_is_refused_in_one_line_before_anything_runs(tmp_path):
+    # review8 F5: --backends ran numpy and tensorflow and silently dropped --set backend=torch
+    a = tmp_path / "a.yaml"
+    a.write_text(RELU6)
+    for given in ("backend=torch", " backend = torch"):
+        refused = compare(str(a), "--backends", "numpy,tensorflow", "--set", given,
+                          "--format", "json")
+        assert refused.exit_code == 2 and not refused.stdout, refused.output
+        assert refused.stderr == ("error: --set backend=NAME runs every spec on one backend and "
+                                  "--backends compares each spec across several: give one of them\n")
+    # a --set of another key, or of a key below one named backend, is not the backend
+    kept = compare(str(a), "--backends", "numpy,torch", "--set", "name=backend", "--format", "json")
+    assert kept.exit_code == 0 and json.loads(kept.stdout)["backends"] == ["numpy", "torch"]

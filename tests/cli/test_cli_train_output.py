@@ -167,7 +167,7 @@ def test_a_stopped_run_says_where_and_why():
                    eval_steps=[0, 3, 4], metrics={"accuracy": {"train": [0.25, 0.5, 0.5]}},
                    final_metrics={"accuracy": {"train": 0.5}})
     text = text_of(render.train_table(result(train)))
-    assert ("training stopped at step 4: non-finite loss; -Infinity born at log(w)  "
+    assert ("training stopped at step 4: non-finite loss; -inf born at log(w)  "
             "classify.yaml:5:9 (op Log)") in text
     # the evaluation after the stopping step shows that step's batch loss, not the final loss:
     # two rows, not one

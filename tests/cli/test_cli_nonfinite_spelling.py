@@ -1,0 +1,58 @@
+"""The tables spell a non-finite birth one way: the training-stopped line wrote the JSON's
+"Infinity" beside the non-finite note's "inf" (tryout8 finding 7). JSON keeps "Infinity".
+The oracle for where training stops: the same SGD written with numpy.
+"""
+import json
+
+import numpy as np
+from click.testing import CliRunner
+
+from gradcli.cli import cli
+from gradcli.render_train import stopped_text
+
+SPEC = """\
+name: diverge
+inputs:
+  x: [3.0, -2.0]
+outputs:
+  loss: sum(x ** 4) + sum(log(abs(x)))
+train:
+  optimizer: {name: sgd, lr: 10.0}
+  steps: 10
+"""
+
+
+def numpy_stop() -> int:
+    x = np.array([3.0, -2.0])
+    with np.errstate(all="ignore"):
+        for step in range(10):
+            if not np.isfinite(np.sum(x ** 4) + np.sum(np.log(np.abs(x)))):
+                return step
+            x = x - 10.0 * (4 * x ** 3 + 1 / x)
+    raise AssertionError("numpy's SGD did not diverge")
+
+
+def test_stopped_line_and_note_both_say_inf_and_json_says_infinity(tmp_path):
+    path = tmp_path / "diverge.yaml"
+    path.write_text(SPEC)
+    step = numpy_stop()
+    table = CliRunner().invoke(cli, ["run", str(path), "--no-numeric"],
+                               env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    lines = [line for line in table.stdout.splitlines() if " born at " in line]
+    assert len(lines) == 2 and lines[0].startswith(f"training stopped at step {step}: ")
+    assert all("; inf born at x ** 4" in line or ": inf born at x ** 4" in line for line in lines)
+    assert "Infinity" not in table.stdout
+    doc = json.loads(CliRunner().invoke(cli, ["run", str(path), "--no-numeric", "--format",
+                                              "json"]).stdout)
+    assert doc["train"]["stopped"]["nonfinite"]["born"] == "Infinity"
+    assert doc["train"]["stopped"]["step"] == step
+
+
+def test_a_stopped_record_read_back_from_json_is_spelled_as_the_tables_spell_it():
+    for born, shown in (("Infinity", "inf"), ("-Infinity", "-inf"), ("NaN", "NaN")):
+        text = stopped_text({"step": 2, "reason": "non-finite loss",
+                             "nonfinite": {"born": born, "expr": "exp(x)", "op": "exp",
+                                           "location": "s.yaml:3:5"}})
+        assert text.plain == (f"training stopped at step 2: non-finite loss; {shown} born at "
+                              "exp(x)  s.yaml:3:5 (op exp)")
