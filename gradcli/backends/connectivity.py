@@ -9,10 +9,13 @@ the core does. Tensors are keyed by identity; the graph keeps them alive.
 """
 from __future__ import annotations
 
-# Piecewise-constant ops: their derivative is zero wherever it exists (the core's rules for them
-# give zeros_like), and a framework may register none (TensorFlow: round, floor, ceil; torch
-# and TensorFlow through heaviside's where), so a connected path through one can get None.
-STEPS = frozenset({"sign", "round", "floor", "ceil", "heaviside"})
+from ..ops import OPS
+
+# Piecewise-constant ops (the op table's `step`): their derivative is zero wherever it exists
+# (the core's rules for them give zeros_like), and a framework may register none (TensorFlow:
+# round, floor, ceil; torch and TensorFlow through heaviside's where), so a connected path
+# through one can get None.
+STEPS = frozenset(name for name, spec in OPS.items() if spec.step)
 
 
 class Graph:

@@ -80,6 +80,7 @@ class OpSpec:
     result: str = "tensor"               # what its first output is: one of RESULTS
     draw: bool = False                   # a seeded random draw: kernel(generator, shape, **attributes)
     interpreted: bool = False            # the interpreter evaluates the call itself: no backend op
+    step: bool = False                   # piecewise constant: true derivative zero wherever it exists
 
     kernel = _Kernel()  # kernel_ref as a function (numpy imported on first use)
 
@@ -121,7 +122,7 @@ def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family
        variadic: bool = False, operator: str | None = None, precedence: int = 0,
        prefix: str | None = None, gradient: bool | tuple[bool, ...] = True,
        native: bool = True, chains: bool = True, result: str = "tensor", draw: bool = False,
-       interpreted: bool = False, **spellings: str | None) -> OpSpec:
+       interpreted: bool = False, step: bool = False, **spellings: str | None) -> OpSpec:
     """Add an op from a compact signature such as 'sum(x, axis=None, keepdims=False)'.
 
     Keyword arguments named after a framework (torch=, jax=, tensorflow=) give its spelling
@@ -153,7 +154,7 @@ def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family
     spec.__dict__.update(zip(OpSpec._fields, (
         name, tuple(params), defaults, doc, outputs, tensor_params, variadic, family, kernel,
         formula, operator, precedence, prefix, flags, dict(spellings), native, chains, result,
-        draw, interpreted)))
+        draw, interpreted, step)))
     OPS[name] = spec
     if operator is not None:
         OPERATORS[operator], PRECEDENCE[operator] = name, precedence
