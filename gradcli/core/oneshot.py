@@ -32,7 +32,7 @@ def evaluate_once(fetches: Sequence[Tensor], fed: Sequence[Tensor], feed_values:
         tainted = set(fed_ids)  # tensors whose value depends on a fed one: held values are wrong
     else:
         def held(u: Tensor) -> bool:
-            return not u.op.inputs or (u._value is not None and u._version == version)
+            return u.op.in1 is None or (u._value is not None and u._version == version)
 
         ops = walk_ops(fetches, stop=held)
         fed_ids = tainted = None
@@ -89,7 +89,7 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
             uses[uid] += 1
             continue
         op = t.op
-        if not op.inputs or (t._value is not None and t._version == version):
+        if op.in1 is None or (t._value is not None and t._version == version):
             continue
         uses[uid] = 1
         if op.multi is None:
@@ -98,13 +98,14 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
             several.add(op)
             order.append(op)
     for op in order:  # a list's iterator also yields what is appended while it runs
-        for child in op.inputs:
+        # the inputs' tuple made here: an op keeps one or two inputs in fields (graph._OpFields)
+        for child in op.many or ((op.in1,) if op.in2 is None else (op.in1, op.in2)):
             uid = child.uid
             if uid in uses:  # counted before: its op is already in order
                 uses[uid] += 1
                 continue
             cop = child.op
-            if not cop.inputs or (child._value is not None and child._version == version):
+            if cop.in1 is None or (child._value is not None and child._version == version):
                 continue  # held: read where it is used
             uses[uid] = 1
             if cop.multi is None:  # a one-output op: new with its output
@@ -118,7 +119,7 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
     with np.errstate(all="ignore"):
         for op in order:
             args = []
-            for u in op.inputs:
+            for u in op.many or ((op.in1,) if op.in2 is None else (op.in1, op.in2)):
                 uid = u.uid
                 if uid not in values:
                     args.append(u._value)  # held

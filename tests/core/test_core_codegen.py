@@ -114,7 +114,7 @@ def test_a_kernel_keyword_that_is_a_python_keyword_is_passed_as_a_mapping():
     the generated replay must still call it (not fail to compile on the third call)."""
     import functools
 
-    from gradcli.core.graph import make_op
+    from gradcli.core.building import make_op
 
     def scale(x, **kw):
         return x * kw["lambda"]
