@@ -142,26 +142,27 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
         see(op.uid)
         # the op being walked and its inputs' iterator are locals; the stack holds only the
         # ops above it (an op resumes its inputs where it left them). An op keeps one or two
-        # inputs in fields (graph._OpFields): their tuple is made here.
-        children = iter(op.many or ((op.in1,) if op.in2 is None else (op.in1, op.in2)))
+        # inputs in fields, in2 None for one (graph._OpFields): the pair is iterated as it is.
+        children = iter((op.in1, op.in2) if op.many is None else op.many)
         stack: list = []
         push, pop = stack.append, stack.pop
         while True:
             for child in children:
+                if child is None:
+                    continue  # the pair of a one-input op: nothing after it
                 cop = child.op
                 cuid = cop.uid
                 if (cuid > floor and cuid not in seen and cop.in1 is not None
                         and child.uid not in stops):
                     see(cuid)
                     push((op, children))
-                    op, children = cop, iter(cop.many or ((cop.in1,) if cop.in2 is None else
-                                                          (cop.in1, cop.in2)))
+                    op, children = cop, iter((cop.in1, cop.in2) if cop.many is None else cop.many)
                     break
             else:
                 if every is not None:
                     every.append(op)
-                for t in op.many or ((op.in1,) if op.in2 is None else (op.in1, op.in2)):
-                    if t.uid in reaching:
+                for t in (op.in1, op.in2) if op.many is None else op.many:
+                    if t is not None and t.uid in reaching:
                         place(op)
                         multi = op.multi
                         if multi is None:  # one output

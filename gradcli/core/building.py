@@ -1,7 +1,7 @@
 """Building ops: make_op (runs the kernel), make_elementwise and make_lazy (shape and dtype
 known without running it), and leaves (constants, variables).
 
-A one-output computed op is built as its own output, a Tensor whose op fields are set
+A one-output op is built as its own output, a Tensor whose op fields are set
 (graph._OpFields): one object per op for the garbage collector, where there were three.
 """
 from __future__ import annotations
@@ -150,13 +150,13 @@ def _result_dtype(kernel: Callable, dtypes: tuple):
 def leaf(value, kind: str, dtype=None, name: str | None = None, trainable: bool = False) -> Tensor:
     """A constant or variable leaf holding value in the requested dtype."""
     array = as_array(value, dtype)
-    op = Op(kind, (), {}, None)
     cls = Variable if kind == "variable" else Tensor
-    tensor = cls(op, 0, array[()] if array.ndim == 0 else array)
+    tensor = _new(cls)  # its own op, as a computed one-output op is
+    _init_op(tensor, kind, (), {}, None)
+    tensor.op, tensor.index, tensor.label, tensor.output, tensor.multi = tensor, 0, name, tensor, None
+    tensor._hold(array[()] if array.ndim == 0 else array)
     if cls is Variable:
         tensor.trainable = trainable
-    tensor.label = name
-    op.output, op.multi = tensor, None
     return tensor
 
 

@@ -39,8 +39,8 @@ _new = object.__new__
 class _OpFields:
     """What an op is: its type, inputs, attributes, forward kernel and outputs.
 
-    Shared by Op and Tensor: a one-output computed op and its output are one object, a Tensor
-    whose `op` is itself (see Tensor). Inputs are held without a tuple: `in1` and `in2` (None
+    Shared by Op and Tensor: a one-output op (a leaf too) and its output are one object, a
+    Tensor whose `op` is itself (see Tensor). Inputs are held without a tuple: `in1` and `in2` (None
     where the op has fewer), and `many`, the tuple of an op with three or more (else None);
     `inputs` gives the tuple either way. `output` is the (first) output; `multi` holds every
     output of an op that has several and is None otherwise; `outputs` gives the tuple.
@@ -90,8 +90,7 @@ def _init_op(op: _OpFields, type_: str, inputs: tuple, attrs: dict, kernel) -> N
 
 
 class Op(_OpFields):
-    """An op that is not its own output: a leaf's (constant, variable) or one with several
-    outputs (set_outputs). Its outputs are Tensors whose `op` is this."""
+    """An op with several outputs (set_outputs): Tensors whose `op` is this."""
 
     __slots__ = ()
 
@@ -117,9 +116,11 @@ class Op(_OpFields):
 class Tensor(_OpFields):
     """A node of the graph with a known shape and dtype: an op's output.
 
-    The output of a one-output computed op is that op too: `t.op is t`, and the op's fields
-    (type, inputs, attrs, kernel, ...) are its own, so `t.op.inputs` reads as before. A leaf's
-    and a several-output op's outputs have a separate Op (their op fields are unset).
+    The output of a one-output op is that op too: `t.op is t`, and the op's fields (type,
+    inputs, attrs, kernel, ...) are its own, so `t.op.inputs` reads as before; a leaf
+    (constant, variable) is its own op of type "constant" or "variable", without inputs. Only
+    the outputs of an op with several have a separate Op (their own op fields are unset).
+    Hot loops meet one class of op (a Tensor), so Python's attribute caches stay specialized.
     """
 
     __slots__ = ("op", "index", "shape", "dtype", "_value", "_version", "label", "__weakref__")

@@ -97,9 +97,12 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
         elif op not in several:
             several.add(op)
             order.append(op)
+    # An op keeps one or two inputs in fields, in2 None for one (graph._OpFields): both loops
+    # below read the pair as it is (a None ends it) and only ops with three or more a tuple.
     for op in order:  # a list's iterator also yields what is appended while it runs
-        # the inputs' tuple made here: an op keeps one or two inputs in fields (graph._OpFields)
-        for child in op.many or ((op.in1,) if op.in2 is None else (op.in1, op.in2)):
+        for child in (op.in1, op.in2) if op.many is None else op.many:
+            if child is None:
+                break
             uid = child.uid
             if uid in uses:  # counted before: its op is already in order
                 uses[uid] += 1
@@ -119,7 +122,9 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
     with np.errstate(all="ignore"):
         for op in order:
             args = []
-            for u in op.many or ((op.in1,) if op.in2 is None else (op.in1, op.in2)):
+            for u in (op.in1, op.in2) if op.many is None else op.many:
+                if u is None:
+                    break
                 uid = u.uid
                 if uid not in values:
                     args.append(u._value)  # held

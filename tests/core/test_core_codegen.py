@@ -9,7 +9,7 @@ import pytest
 import gradcli as gc
 from gradcli.core.evaluate import compile_schedule
 
-evaluate_module = sys.modules["gradcli.core.evaluate"]  # gradcli.core.evaluate is the function
+schedule_module = sys.modules["gradcli.core.schedule"]
 
 
 def _mlp_numpy(X, labels, W, b):
@@ -82,7 +82,7 @@ def test_feeds_and_multi_output_ops_in_a_generated_replay():
 
 
 def test_a_long_schedule_replays_in_its_loop(monkeypatch):
-    monkeypatch.setattr(evaluate_module, "CODEGEN_MAX", 3)
+    monkeypatch.setattr(schedule_module, "CODEGEN_MAX", 3)
     w = gc.variable(np.linspace(-1.0, 1.0, 5))
     y = w
     for _ in range(6):
