@@ -161,19 +161,20 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
             else:
                 if every is not None:
                     every.append(op)
-                for t in (op.in1, op.in2) if op.many is None else op.many:
-                    if t is not None and t.uid in reaching:
-                        place(op)
-                        multi = op.multi
-                        if multi is None:  # one output
-                            out = op.output
-                            if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
+                # does a gradient reach an input? (the fields read without a tuple per op)
+                in2, many = op.in2, op.many
+                if (op.in1.uid in reaching or (in2 is not None and in2.uid in reaching)
+                        or (many is not None and any(t.uid in reaching for t in many))):
+                    place(op)
+                    multi = op.multi
+                    if multi is None:  # one output
+                        out = op.output
+                        if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
+                            reach(out.uid)
+                    else:
+                        for out in multi:
+                            if out.dtype.kind == "f" and out.uid not in stops:
                                 reach(out.uid)
-                        else:
-                            for out in multi:
-                                if out.dtype.kind == "f" and out.uid not in stops:
-                                    reach(out.uid)
-                        break
                 if not stack:
                     break
                 op, children = pop()

@@ -121,19 +121,33 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
     pop = values.pop
     with np.errstate(all="ignore"):
         for op in order:
-            args = []
-            for u in (op.in1, op.in2) if op.many is None else op.many:
-                if u is None:
-                    break
-                uid = u.uid
+            if op.many is not None:  # three or more inputs: their tuple
+                result = op.kernel(*[_take(t, values, uses) for t in op.many])
+            else:
+                # one or two, written out: no tuple, list or argument tuple per op (each
+                # is a GC-tracked allocation); _take's body, twice
+                a = op.in1
+                uid = a.uid
                 if uid not in values:
-                    args.append(u._value)  # held
+                    x = a._value  # held
                 elif uses[uid] == 1:  # its count stays at 1: no op reads it again
-                    args.append(pop(uid))
+                    x = pop(uid)
                 else:
-                    args.append(values[uid])
+                    x = values[uid]
                     uses[uid] -= 1
-            result = op.kernel(*args)
+                b = op.in2
+                if b is None:
+                    result = op.kernel(x)
+                else:
+                    uid = b.uid
+                    if uid not in values:
+                        y = b._value
+                    elif uses[uid] == 1:
+                        y = pop(uid)
+                    else:
+                        y = values[uid]
+                        uses[uid] -= 1
+                    result = op.kernel(x, y)
             if op.multi is None:  # one output, counted when its op was gathered
                 out = op.output
                 values[out.uid] = result
@@ -146,6 +160,17 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
                 if out._value is not None:
                     out._value, out._version = value, version
     return [values[t.uid] if t.uid in values else t._value for t in fetches]
+
+
+def _take(t: Tensor, values: dict, uses: dict):
+    """t's value for one of its readers, dropped from values at its last."""
+    uid = t.uid
+    if uid not in values:
+        return t._value  # held
+    if uses[uid] == 1:
+        return values.pop(uid)
+    uses[uid] -= 1
+    return values[uid]
 
 
 def _release(inputs, uses: dict, values: dict, fetch_ids: set) -> None:
