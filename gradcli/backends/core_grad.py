@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import core as gc
 from ..core import ops_math as M
-from ..core.graph import make_op
+from ..core.building import make_op
 from ..core.registry import defgrad, overrides_paused
 
 

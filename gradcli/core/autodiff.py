@@ -137,39 +137,44 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
     see, reach, place = seen.add, reaching.add, relevant.append  # bound once: called per op
     for y in ys:
         op = y.op
-        if y.uid in stops or op.uid in seen or op.uid <= floor or not op.inputs:
+        if y.uid in stops or op.uid in seen or op.uid <= floor or op.in1 is None:
             continue
         see(op.uid)
         # the op being walked and its inputs' iterator are locals; the stack holds only the
-        # ops above it (an op resumes its inputs where it left them)
-        children = iter(op.inputs)
+        # ops above it (an op resumes its inputs where it left them). An op keeps one or two
+        # inputs in fields, in2 None for one (graph._OpFields): the pair is iterated as it is.
+        children = iter((op.in1, op.in2) if op.many is None else op.many)
         stack: list = []
         push, pop = stack.append, stack.pop
         while True:
             for child in children:
+                if child is None:
+                    continue  # the pair of a one-input op: nothing after it
                 cop = child.op
                 cuid = cop.uid
-                if cuid > floor and cuid not in seen and cop.inputs and child.uid not in stops:
+                if (cuid > floor and cuid not in seen and cop.in1 is not None
+                        and child.uid not in stops):
                     see(cuid)
                     push((op, children))
-                    op, children = cop, iter(cop.inputs)
+                    op, children = cop, iter((cop.in1, cop.in2) if cop.many is None else cop.many)
                     break
             else:
                 if every is not None:
                     every.append(op)
-                for t in op.inputs:
-                    if t.uid in reaching:
-                        place(op)
-                        multi = op.multi
-                        if multi is None:  # one output
-                            out = op.output
-                            if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
+                # does a gradient reach an input? (the fields read without a tuple per op)
+                in2, many = op.in2, op.many
+                if (op.in1.uid in reaching or (in2 is not None and in2.uid in reaching)
+                        or (many is not None and any(t.uid in reaching for t in many))):
+                    place(op)
+                    multi = op.multi
+                    if multi is None:  # one output
+                        out = op.output
+                        if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
+                            reach(out.uid)
+                    else:
+                        for out in multi:
+                            if out.dtype.kind == "f" and out.uid not in stops:
                                 reach(out.uid)
-                        else:
-                            for out in multi:
-                                if out.dtype.kind == "f" and out.uid not in stops:
-                                    reach(out.uid)
-                        break
                 if not stack:
                     break
                 op, children = pop()
@@ -224,14 +229,15 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
             strict = _user_written(op, name, true)
         # The rule is asked only for the inputs a gradient reaches (registry.needed): the
         # constant of `y * 0.999` gets none built, where the walk used to build and drop it.
-        inputs = op.inputs
-        n = len(inputs)
-        if n == 1:
-            mask = (True,)  # the op is relevant: its one input reaches
-        elif n == 2:
-            mask = (inputs[0].uid in reaching, inputs[1].uid in reaching)
-        else:
+        inputs = op.many
+        if inputs is not None:
+            n = len(inputs)
             mask = tuple([t.uid in reaching for t in inputs])
+        elif op.in2 is None:
+            n, inputs, mask = 1, (op.in1,), (True,)  # the op is relevant: its one input reaches
+        else:
+            n, inputs = 2, (op.in1, op.in2)
+            mask = (op.in1.uid in reaching, op.in2.uid in reaching)
         asked.op, asked.mask = op, mask
         try:
             raw = rule(op, g) if out_grads is None else rule(op, *out_grads)

@@ -1,4 +1,4 @@
-"""A compiled schedule (evaluate.Schedule) as one generated Python function.
+"""A compiled schedule (schedule.Schedule) as one generated Python function.
 
 Replaying a small graph costs more in dispatch than in arithmetic: the schedule's loop reads
 each instruction, branches on its arity and moves values through a list. The generated

@@ -15,7 +15,8 @@ from typing import Callable
 from ..errors import GradientError
 from ..ops import BUILTINS
 from . import ops_math as M
-from .graph import Tensor, Variable, make_op, uid_mark, walk_ops
+from .building import make_op
+from .graph import Tensor, Variable, uid_mark, walk_ops
 from .registry import defgrad
 
 

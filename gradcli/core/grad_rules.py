@@ -249,7 +249,7 @@ def _gelu_grad(x, g):
 
 def _mul_grad(op, g):
     # the most used rule of all, written out: no closures for _each
-    x, y = op.inputs
+    x, y = op.in1, op.in2
     need_x, need_y = needed(op)
     if g.op.type not in M.SEED_TYPES:  # g cannot be the seed of ones (_times): multiply at once
         return M.mul(g, y) if need_x else None, M.mul(g, x) if need_y else None

@@ -1,7 +1,7 @@
-"""Graph data: ops, the tensors they output, variables, and op construction.
+"""Graph data: ops, the tensors they output, variables, and their values on demand.
 
-Most ops compute their value once when they are built (that gives shapes and
-dtypes for free). Elementwise ops on float tensors (make_elementwise) do not:
+Ops are built by building.py. Most compute their value once when they are built (that gives
+shapes and dtypes for free). Elementwise ops on float tensors (make_elementwise) do not:
 their shape is the inputs' broadcast and their dtype the kernel's on 0-d stand-ins,
 and their value is computed only if something asks for it (Tensor.numpy(), an op
 that runs its kernel at build); a chain of them holds no values, only its graph.
@@ -16,9 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import GraphError
-from . import budget as budgets
 from . import origins
-from .registry import _scopes, claim_override
 
 _uids = itertools.count()
 
@@ -38,35 +36,68 @@ _NO_ATTRS: dict = {}  # shared by ops without attributes (nothing writes an op's
 _new = object.__new__
 
 
-class Op:
-    """One op application: its type, inputs, attributes, forward kernel and outputs.
+class _OpFields:
+    """What an op is: its type, inputs, attributes, forward kernel and outputs.
 
-    `output` is the (first) output; `multi` holds every output of an op that has several and
-    is None for the usual one-output op, which so keeps no outputs tuple: a graph of n ops
-    leaves n fewer objects for the cyclic garbage collector to traverse on every full pass
-    (most of a long forward's time when a large library such as torch is loaded beside it).
-    `outputs` gives the tuple either way.
+    Shared by Op and Tensor: a one-output op (a leaf too) and its output are one object, a
+    Tensor whose `op` is itself (see Tensor). Inputs are held without a tuple: `in1` and `in2` (None
+    where the op has fewer), and `many`, the tuple of an op with three or more (else None);
+    `inputs` gives the tuple either way. `output` is the (first) output; `multi` holds every
+    output of an op that has several and is None otherwise; `outputs` gives the tuple.
+
+    Why: every object a graph keeps is one more for Python's cyclic garbage collector, whose
+    passes run while the user builds a forward op by op (a library may not pause it there) and
+    are most of a long forward's time when a large library such as torch is loaded beside it.
+    A binary op now leaves one tracked object where it left three (op, output, inputs tuple).
     """
 
-    __slots__ = ("type", "inputs", "attrs", "kernel", "output", "multi", "override", "uid",
-                 "origin")
-
-    def __init__(self, type_: str, inputs: tuple, attrs: dict, kernel: Callable | None) -> None:
-        self.type = type_
-        self.inputs = inputs
-        self.attrs = attrs
-        self.kernel = kernel
-        self.output: Tensor | None = None
-        self.multi: tuple[Tensor, ...] | None = ()  # no outputs yet (set_outputs gives them)
-        self.override: str | None = None  # named gradient from gradient_override_map
-        self.uid = next(_uids)
-        # opaque: where the caller says this op comes from
-        self.origin = origins.local.current if origins.is_set else None
+    __slots__ = ("type", "in1", "in2", "many", "attrs", "kernel", "output", "multi",
+                 "override", "uid", "origin")
 
     @property
-    def outputs(self) -> tuple[Tensor, ...]:
+    def inputs(self) -> tuple:
+        many = self.many
+        if many is not None:
+            return many
+        in2 = self.in2
+        if in2 is not None:
+            return (self.in1, in2)
+        in1 = self.in1
+        return () if in1 is None else (in1,)
+
+    @property
+    def outputs(self) -> tuple:
         multi = self.multi
         return (self.output,) if multi is None else multi
+
+    def get_attr(self, name: str):
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise GraphError(f"op {self.type!r} has no attribute {name!r}; it has "
+                             f"{sorted(self.attrs) or 'none'}") from None
+
+
+def _init_op(op: _OpFields, type_: str, inputs: tuple, attrs: dict, kernel) -> None:
+    op.type, op.attrs, op.kernel, op.override = type_, attrs, kernel, None
+    n = len(inputs)
+    op.in1 = inputs[0] if n else None
+    op.in2 = inputs[1] if n > 1 else None
+    op.many = inputs if n > 2 else None
+    op.uid = next(_uids)
+    # opaque: where the caller says this op comes from
+    op.origin = origins.local.current if origins.is_set else None
+
+
+class Op(_OpFields):
+    """An op with several outputs (set_outputs): Tensors whose `op` is this."""
+
+    __slots__ = ()
+
+    def __init__(self, type_: str, inputs: tuple, attrs: dict, kernel: Callable | None) -> None:
+        _init_op(self, type_, tuple(inputs), attrs, kernel)
+        self.output: Tensor | None = None
+        self.multi: tuple[Tensor, ...] | None = ()  # no outputs yet (set_outputs gives them)
 
     def set_outputs(self, outputs: tuple[Tensor, ...]) -> None:
         if len(outputs) == 1:
@@ -78,39 +109,46 @@ class Op:
     def name(self) -> str:
         return f"{self.type}_{self.uid}"
 
-    def get_attr(self, name: str):
-        try:
-            return self.attrs[name]
-        except KeyError:
-            raise GraphError(f"op {self.type!r} has no attribute {name!r}; it has "
-                             f"{sorted(self.attrs) or 'none'}") from None
-
     def __repr__(self) -> str:
         return f"<Op {self.name} inputs={[t.name for t in self.inputs]}>"
 
 
-class Tensor:
-    """One output of an op: a node of the graph with a known shape and dtype."""
+class Tensor(_OpFields):
+    """A node of the graph with a known shape and dtype: an op's output.
 
-    __slots__ = ("op", "index", "shape", "dtype", "_value", "_version", "label", "uid",
-                 "__weakref__")
+    The output of a one-output op is that op too: `t.op is t`, and the op's fields (type,
+    inputs, attrs, kernel, ...) are its own, so `t.op.inputs` reads as before; a leaf
+    (constant, variable) is its own op of type "constant" or "variable", without inputs. Only
+    the outputs of an op with several have a separate Op (their own op fields are unset).
+    Hot loops meet one class of op (a Tensor), so Python's attribute caches stay specialized.
+    """
+
+    __slots__ = ("op", "index", "shape", "dtype", "_value", "_version", "label", "__weakref__")
     __array_priority__ = 1000  # numpy defers to our operators: ndarray * Tensor -> Tensor
 
     def __init__(self, op: Op, index: int, value) -> None:
         self.op = op
         self.index = index
+        self._hold(value)
+        self.label: str | None = None
+        self.uid = next(_uids)
+
+    def _hold(self, value) -> None:
         if not hasattr(value, "dtype"):  # a kernel returned a Python number or list
             value = np.asarray(value)
         self.shape: tuple[int, ...] = value.shape
         self.dtype: np.dtype = value.dtype
         self._value = value
         self._version = State.version
-        self.label: str | None = None
-        self.uid = next(_uids)
 
     @property
     def name(self) -> str:
-        return self.label or (self.op.name if self.index == 0 else f"{self.op.name}:{self.index}")
+        if self.label:
+            return self.label
+        op = self.op
+        if op is self:
+            return f"{self.type}_{self.uid}"
+        return op.name if self.index == 0 else f"{op.name}:{self.index}"
 
     @property
     def ndim(self) -> int:
@@ -196,7 +234,7 @@ def assign_all(variables, values) -> None:
 def current_value(t: Tensor):
     """The tensor's value, computed if it was not kept or a variable changed since."""
     value = t._value
-    if value is None or (t._version != State.version and t.op.inputs):
+    if value is None or (t._version != State.version and t.op.in1 is not None):
         return refresh(t)
     return value
 
@@ -213,7 +251,7 @@ def refresh(t: Tensor):
     version = State.version
 
     def held(u: Tensor) -> bool:
-        return not u.op.inputs or (u._value is not None and u._version == version)
+        return u.op.in1 is None or (u._value is not None and u._version == version)
 
     ops = walk_ops([t], stop=held)
     uses: dict[int, int] = {}
@@ -236,152 +274,6 @@ def refresh(t: Tensor):
                 elif out.uid in uses:
                     passing[out.uid] = value
     return t._value
-
-
-def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict | None = None,
-            n_outputs: int = 1) -> Op:
-    """Build an op, run its kernel once on the current values and create its outputs."""
-    op = Op(type_, tuple(inputs), attrs or {}, kernel)
-    budget = budgets._active
-    if budget is not None:  # before the kernel allocates anything
-        budget.admit(type_, [t.shape for t in op.inputs], [t.dtype for t in op.inputs], op.attrs)
-    values = [current_value(t) for t in op.inputs]
-    try:
-        with np.errstate(all="ignore"):
-            result = kernel(*values)
-    except (ValueError, TypeError, IndexError) as exc:
-        shapes = ", ".join(f"{t.shape} {t.dtype}" for t in op.inputs)
-        raise GraphError(f"op {type_!r} cannot run on inputs of shape {shapes}: {exc}") from None
-    if budget is not None:
-        budget.spend(result if n_outputs > 1 else (result,), values)
-    values = result if n_outputs > 1 else (result,)
-    if n_outputs > 1 and len(values) != n_outputs:
-        raise GraphError(f"op {type_!r} returned {len(values)} outputs, expected {n_outputs}")
-    op.set_outputs(tuple(Tensor(op, i, v) for i, v in enumerate(values)))
-    op.override = claim_override(op) if _scopes.stack else None
-    return op
-
-
-# (op type, input dtypes) -> the result's dtype, or False where the op runs at build instead
-_RESULT_DTYPES: dict[tuple, object] = {}
-
-
-def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = _NO_ATTRS,
-                     shape: tuple | None = None, dtype: np.dtype | None = None) -> Tensor:
-    """An elementwise op's output: shape and dtype from the inputs, value computed on demand.
-
-    For float inputs only, outside a memory budget: there a kernel cannot fail on values
-    under errstate, so nothing is lost by not running it now. Integer and boolean inputs (int ** -1
-    raises) and inputs that do not broadcast (the kernel's own error says why) go
-    through make_op, which runs the kernel. A caller that gives shape and dtype (make_lazy)
-    skips all of that.
-    """
-    if shape is None:
-        first = inputs[0]
-        if len(inputs) == 1:
-            key = (type_, first.dtype)
-        elif len(inputs) == 2:
-            key = (type_, first.dtype, inputs[1].dtype)
-        else:
-            key = (type_, *[t.dtype for t in inputs])
-        dtype = _RESULT_DTYPES.get(key)
-        if dtype is None:
-            dtype = _RESULT_DTYPES[key] = _result_dtype(kernel, key[1:])
-        if dtype is False:
-            return make_op(type_, kernel, inputs).output
-        shape = first.shape
-        for t in inputs:
-            s = t.shape
-            if s and s != shape:  # a 0-d input (y * 0.999) leaves the shape as it is
-                shape = _broadcast(inputs)
-                if shape is None:
-                    return make_op(type_, kernel, inputs).output
-                break
-        if budgets._active is not None:
-            # Under a memory budget (every CLI run) values are computed at build as before: the
-            # ledger counts what is held, and an allocation that fails names the op that made it.
-            return make_op(type_, kernel, inputs).output
-    # Op.__init__ and Tensor.__init__ written out, without their calls (the build's hot path),
-    # and here rather than in make_lazy: one Python frame fewer per elementwise op
-    op = _new(Op)
-    op.type, op.inputs, op.attrs, op.kernel = type_, inputs, attrs, kernel
-    op.override, op.uid = None, next(_uids)
-    op.origin = origins.local.current if origins.is_set else None
-    out = _new(Tensor)
-    out.op, out.index, out.shape, out.dtype, out._value = op, 0, shape, dtype, None
-    # uids key tensors in some dicts and ops in others, never both: an op's only output
-    # can share its number (one int object fewer per op)
-    out._version, out.label, out.uid = State.version, None, op.uid
-    op.output, op.multi = out, None
-    if _scopes.stack:
-        op.override = claim_override(op)
-    return out
-
-
-def make_lazy(type_: str, kernel: Callable, inputs: tuple, attrs: dict, shape: tuple,
-              dtype: np.dtype) -> Tensor:
-    """An op whose caller knows its output's shape and dtype: its kernel is not run now, and
-    its value is computed only if asked for (refresh). The caller has checked that the
-    kernel cannot fail on these inputs."""
-    return make_elementwise(type_, kernel, inputs, attrs, shape, dtype)
-
-
-def _broadcast(inputs: tuple):
-    """The inputs' broadcast shape, as one of their own shape tuples where it is one of them
-    (a chain of `y * 0.999` shares y's tuple), or None if they do not broadcast."""
-    shape = ()
-    for t in inputs:
-        s = t.shape
-        if s and s != shape:
-            if shape:
-                return _broadcast_apart([u.shape for u in inputs])
-            shape = s
-    return shape
-
-
-def _broadcast_apart(shapes: list):
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        return None
-    return next((s for s in shapes if s == shape), shape)
-
-
-def _result_dtype(kernel: Callable, dtypes: tuple):
-    if any(d.kind != "f" for d in dtypes if d.kind != "b") or all(d.kind == "b" for d in dtypes):
-        return False
-    try:
-        with np.errstate(all="ignore"):
-            return np.asarray(kernel(*[np.zeros((), d) for d in dtypes])).dtype
-    except (ValueError, TypeError, IndexError):
-        return False
-
-
-def leaf(value, kind: str, dtype=None, name: str | None = None, trainable: bool = False) -> Tensor:
-    """A constant or variable leaf holding value in the requested dtype."""
-    array = as_array(value, dtype)
-    op = Op(kind, (), {}, None)
-    cls = Variable if kind == "variable" else Tensor
-    tensor = cls(op, 0, array[()] if array.ndim == 0 else array)
-    if cls is Variable:
-        tensor.trainable = trainable
-    tensor.label = name
-    op.output, op.multi = tensor, None
-    return tensor
-
-
-def as_array(value, dtype=None) -> np.ndarray:
-    """Convert user data: Python numbers and int lists become float64 unless a dtype is given."""
-    if isinstance(value, Tensor):
-        raise GraphError("expected a value, got a tensor; use it directly in ops instead")
-    if dtype is not None:
-        return np.array(value, dtype=np.dtype(dtype))
-    array = np.array(value)
-    if array.dtype.kind in "iub" and not isinstance(value, np.ndarray):
-        return array.astype(np.float64) if array.dtype.kind != "b" else array
-    if array.dtype.kind not in "fiub":
-        raise GraphError(f"cannot make a tensor from {type(value).__name__} values")
-    return array
 
 
 def walk_ops(tensors: Sequence[Tensor], stop: Callable[[Tensor], bool] | None = None,

@@ -32,7 +32,7 @@ def evaluate_once(fetches: Sequence[Tensor], fed: Sequence[Tensor], feed_values:
         tainted = set(fed_ids)  # tensors whose value depends on a fed one: held values are wrong
     else:
         def held(u: Tensor) -> bool:
-            return not u.op.inputs or (u._value is not None and u._version == version)
+            return u.op.in1 is None or (u._value is not None and u._version == version)
 
         ops = walk_ops(fetches, stop=held)
         fed_ids = tainted = None
@@ -89,7 +89,7 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
             uses[uid] += 1
             continue
         op = t.op
-        if not op.inputs or (t._value is not None and t._version == version):
+        if op.in1 is None or (t._value is not None and t._version == version):
             continue
         uses[uid] = 1
         if op.multi is None:
@@ -97,14 +97,18 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
         elif op not in several:
             several.add(op)
             order.append(op)
+    # An op keeps one or two inputs in fields, in2 None for one (graph._OpFields): both loops
+    # below read the pair as it is (a None ends it) and only ops with three or more a tuple.
     for op in order:  # a list's iterator also yields what is appended while it runs
-        for child in op.inputs:
+        for child in (op.in1, op.in2) if op.many is None else op.many:
+            if child is None:
+                break
             uid = child.uid
             if uid in uses:  # counted before: its op is already in order
                 uses[uid] += 1
                 continue
             cop = child.op
-            if not cop.inputs or (child._value is not None and child._version == version):
+            if cop.in1 is None or (child._value is not None and child._version == version):
                 continue  # held: read where it is used
             uses[uid] = 1
             if cop.multi is None:  # a one-output op: new with its output
@@ -117,17 +121,33 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
     pop = values.pop
     with np.errstate(all="ignore"):
         for op in order:
-            args = []
-            for u in op.inputs:
-                uid = u.uid
+            if op.many is not None:  # three or more inputs: their tuple
+                result = op.kernel(*[_take(t, values, uses) for t in op.many])
+            else:
+                # one or two, written out: no tuple, list or argument tuple per op (each
+                # is a GC-tracked allocation); _take's body, twice
+                a = op.in1
+                uid = a.uid
                 if uid not in values:
-                    args.append(u._value)  # held
+                    x = a._value  # held
                 elif uses[uid] == 1:  # its count stays at 1: no op reads it again
-                    args.append(pop(uid))
+                    x = pop(uid)
                 else:
-                    args.append(values[uid])
+                    x = values[uid]
                     uses[uid] -= 1
-            result = op.kernel(*args)
+                b = op.in2
+                if b is None:
+                    result = op.kernel(x)
+                else:
+                    uid = b.uid
+                    if uid not in values:
+                        y = b._value
+                    elif uses[uid] == 1:
+                        y = pop(uid)
+                    else:
+                        y = values[uid]
+                        uses[uid] -= 1
+                    result = op.kernel(x, y)
             if op.multi is None:  # one output, counted when its op was gathered
                 out = op.output
                 values[out.uid] = result
@@ -140,6 +160,17 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
                 if out._value is not None:
                     out._value, out._version = value, version
     return [values[t.uid] if t.uid in values else t._value for t in fetches]
+
+
+def _take(t: Tensor, values: dict, uses: dict):
+    """t's value for one of its readers, dropped from values at its last."""
+    uid = t.uid
+    if uid not in values:
+        return t._value  # held
+    if uses[uid] == 1:
+        return values.pop(uid)
+    uses[uid] -= 1
+    return values[uid]
 
 
 def _release(inputs, uses: dict, values: dict, fetch_ids: set) -> None:

@@ -12,7 +12,8 @@ from ..ops import OPS, OpSpec
 from ..ops import kernels as _kernels
 from . import budget as budgets
 from . import shapes
-from .graph import Tensor, make_elementwise, make_lazy, make_op
+from .building import make_elementwise, make_lazy, make_op
+from .graph import Tensor
 from .ops_math import convert, unary
 
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
-from .graph import Tensor, leaf, make_elementwise, make_op
+from .building import leaf, make_elementwise, make_op
+from .graph import Tensor
 
 
 def constant(value, dtype=None, name: str | None = None) -> Tensor:

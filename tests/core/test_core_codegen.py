@@ -9,7 +9,7 @@ import pytest
 import gradcli as gc
 from gradcli.core.evaluate import compile_schedule
 
-evaluate_module = sys.modules["gradcli.core.evaluate"]  # gradcli.core.evaluate is the function
+schedule_module = sys.modules["gradcli.core.schedule"]
 
 
 def _mlp_numpy(X, labels, W, b):
@@ -82,7 +82,7 @@ def test_feeds_and_multi_output_ops_in_a_generated_replay():
 
 
 def test_a_long_schedule_replays_in_its_loop(monkeypatch):
-    monkeypatch.setattr(evaluate_module, "CODEGEN_MAX", 3)
+    monkeypatch.setattr(schedule_module, "CODEGEN_MAX", 3)
     w = gc.variable(np.linspace(-1.0, 1.0, 5))
     y = w
     for _ in range(6):
@@ -114,7 +114,7 @@ def test_a_kernel_keyword_that_is_a_python_keyword_is_passed_as_a_mapping():
     the generated replay must still call it (not fail to compile on the third call)."""
     import functools
 
-    from gradcli.core.graph import make_op
+    from gradcli.core.building import make_op
 
     def scale(x, **kw):
         return x * kw["lambda"]
