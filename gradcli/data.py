@@ -335,7 +335,8 @@ def _bad_cell(line: int, col: int, header: list[str], cell: str, what: str | Non
 
 
 def _labels(x: np.ndarray, cells: list[str]) -> Loaded:
-    if all(_INTEGER.match(c) for c in cells):
+    # past 19 digits a label cannot be an int64 (and int() refuses 4,300 digits): not classes
+    if all(_INTEGER.match(c) and len(c.strip().lstrip("+-").lstrip("0")) <= 19 for c in cells):
         values = [int(c) for c in cells]
         if _INT64[0] <= min(values) and max(values) <= _INT64[1]:
             return Loaded(x, np.array(values, dtype=np.int64))

@@ -281,3 +281,10 @@ def test_a_quote_inside_a_cell_does_not_hide_its_commas(row, built_rows):
     with pytest.raises(DataError, match="line 2 has more than 2 cells"):
         data.parse_csv(f"a,b\n{row}\n")
     assert built_rows == [2]
+
+
+@pytest.mark.parametrize("digits", [400, 5000])  # not a float either; int() refuses 4,301
+def test_a_label_too_large_for_a_float_is_a_class_name_at_any_length(digits):
+    big = "1" * digits
+    loaded = data.parse_csv(f"a,b\n1,{big}\n2,3\n")
+    assert loaded.classes == (big, "3") and list(loaded.y) == [0, 1]
