@@ -11,6 +11,7 @@ import csv
 import io
 import math
 import re
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -106,12 +107,37 @@ def prepare(data, seed: int, dtype: str) -> Parts:
     x, y = np.asarray(data.x, dtype=np.float64), np.asarray(data.y)
     test_rows, train_rows = split(len(y), data.test, seed)
     x_train, x_test = x[train_rows], x[test_rows]
-    if data.standardize:
-        mean, std = standardizer(x_train)
-        x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
     label_dtype = np.int64 if y.dtype.kind in "biu" else dtype
-    return Parts(x_train.astype(dtype), y[train_rows].astype(label_dtype),
-                 x_test.astype(dtype), y[test_rows].astype(label_dtype))
+    # an overflow is found below and refused by column, never warned about by numpy
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the mean of no rows or no columns
+        if data.standardize:
+            mean, std = standardizer(x_train)
+            x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+            _finite(x_train, x_test, lambda col, v: (
+                f"feature column {col + 1}: standardizing it overflows float64 (its values "
+                f"reach {np.abs(x[:, col]).max():g})", "scale the column down, or drop "
+                "standardize"))
+        parts = Parts(x_train.astype(dtype), y[train_rows].astype(label_dtype),
+                      x_test.astype(dtype), y[test_rows].astype(label_dtype))
+    limit = f"{np.finfo(dtype).max:g}" if np.dtype(dtype).kind == "f" else ""
+    _finite(parts.x_train, parts.x_test, lambda col, v: (
+        f"feature column {col + 1}: {x[:, col][np.argmax(np.abs(x[:, col]))]:g} does not fit "
+        f"{dtype} (at most {limit} in size)", "scale the column down, or use dtype: float64"))
+    if label_dtype != np.int64:
+        _finite(parts.y_train[:, None], parts.y_test[:, None], lambda col, v: (
+            f"a label ({np.abs(y).max():g}) does not fit {dtype} (at most {limit} in size)",
+            "scale the labels down, or use dtype: float64"))
+    return parts
+
+
+def _finite(train: np.ndarray, test: np.ndarray, problem) -> None:
+    """Refuse a non-finite value (data is finite when loaded: one made by scaling or a cast),
+    with problem(column, value) -> (message, hint)."""
+    for part in (train, test):
+        if part.size and not np.isfinite(part).all():
+            col = int(np.argwhere(~np.isfinite(part))[0][1])
+            raise DataError(*problem(col, part[:, col]))
 
 
 def batches(parts: Parts, batch_size: int | None, seed: int,

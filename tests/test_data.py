@@ -288,3 +288,33 @@ def test_a_label_too_large_for_a_float_is_a_class_name_at_any_length(digits):
     big = "1" * digits
     loaded = data.parse_csv(f"a,b\n1,{big}\n2,3\n")
     assert loaded.classes == (big, "3") and list(loaded.y) == [0, 1]
+
+
+def _no_warnings(call):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning would be raised here
+        return call()
+
+
+@pytest.mark.parametrize("x, y, standardize, dtype, message", [
+    ([[1.0, 1e308], [2.0, 1.7e308], [3.0, 1.7e308]], [0, 1, 0], True, "float64",
+     "feature column 2: standardizing it overflows float64 (its values reach 1.7e+308)"),
+    ([[1.0], [-1e300], [3.0]], [0, 1, 0], False, "float32",
+     "feature column 1: -1e+300 does not fit float32 (at most 3.40282e+38 in size)"),
+    ([[1.0], [2.0], [3.0]], [0.5, 1e300, 2.0], False, "float32",
+     "a label (1e+300) does not fit float32 (at most 3.40282e+38 in size)"),
+])
+def test_a_value_that_overflows_when_scaled_or_cast_is_refused_by_column(x, y, standardize,
+                                                                         dtype, message):
+    with pytest.raises(DataError) as info:
+        _no_warnings(lambda: data.prepare(Rows(x, y, standardize=standardize), 0, dtype))
+    assert info.value.message == message
+
+
+def test_large_values_that_fit_are_standardized_as_numpy_does():
+    x = np.array([[1e300], [-1e300], [3e299]])
+    parts = _no_warnings(lambda: data.prepare(Rows(x, [0, 1, 0], standardize=True), 0,
+                                              "float32"))
+    expected = ((x - x.mean(axis=0)) / x.std(axis=0)).astype(np.float32)
+    np.testing.assert_array_equal(np.sort(parts.x_train, axis=0), np.sort(expected, axis=0))

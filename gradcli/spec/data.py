@@ -74,7 +74,8 @@ def build_data(node: YNode | None, builder, train: YNode | None,
                    "lower test")
     spec = DataSpec(features, labels, loaded.x, loaded.y, test, standardize, source,
                     data.mark.location(), path)
-    parts = rows.prepare(spec, builder.seed, builder.dtype)
+    parts = _placed(lambda: rows.prepare(spec, builder.seed, builder.dtype), data.get("load"),
+                    "data.load")  # a column that overflows when scaled or cast
     x_batch, y_batch = next(rows.batches(parts, _batch_size(train), builder.seed, 0))
     inputs = {}
     for key, name, value in (("features", features, x_batch), ("labels", labels, y_batch)):
