@@ -129,11 +129,19 @@ def _load(data: Map, features: str, labels: str, base_dir: Path):
     path = npz.resolve(text, base_dir, node, "data.load", suffix=kind)
     if kind == ".csv":
         label = expect_str(label_node, "data.label") if label_node is not None else None
-        text_data = _read_text(path, node)
-        loaded = _placed(lambda: rows.parse_csv(text_data, label), node, "data.load",
-                         label_node if label is not None else None)
-        return loaded, path.name, path
+        def load_csv():
+            text_data = _read_text(path, node)
+            return _placed(lambda: rows.parse_csv(text_data, label), node, "data.load",
+                           label_node if label is not None else None)
+        return rows.shared(("csv", path, label), load_csv), path.name, path
     _no_label(label_node, "a .npz file (its arrays are named by features: and labels:)")
+    return rows.shared(("npz", path, features, labels),
+                       lambda: _load_npz(data, node, path, features, labels)), path.name, path
+
+
+def _load_npz(data: Map, node: Scalar, path: Path, features: str, labels: str):
+    from gradcli import data as rows  # csv and the loaders: specs with data: only
+    from gradcli.spec import npz  # zipfile only for specs that load files
     arrays = {}
     for key, wanted in (("features", features), ("labels", labels)):
         name, shape, dtype = npz.read_header(path, wanted, node, data.get(key), "data.load")
@@ -141,9 +149,8 @@ def _load(data: Map, features: str, labels: str, base_dir: Path):
             raise fail(node, "data.load", f"array {name!r} has shape {list(shape)}; a data "
                                           f"set holds at most {rows.MAX_CELLS} values")
         arrays[key] = npz.load_array(path, name, node, "data.load", (shape, dtype))
-    loaded = _placed(lambda: rows.from_arrays(arrays["features"], arrays["labels"], features,
-                                              labels), node, "data.load")
-    return loaded, path.name, path
+    return _placed(lambda: rows.from_arrays(arrays["features"], arrays["labels"], features,
+                                            labels), node, "data.load")
 
 
 def _no_label(label_node: YNode | None, what: str) -> None:
