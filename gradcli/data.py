@@ -114,10 +114,13 @@ def prepare(data, seed: int, dtype: str) -> Parts:
         if data.standardize:
             mean, std = standardizer(x_train)
             x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
-            _finite(x_train, x_test, lambda col, v: (
-                f"feature column {col + 1}: standardizing it overflows float64 (its values "
-                f"reach {np.abs(x[:, col]).max():g})", "scale the column down, or drop "
-                "standardize"))
+            def overflow(col, v):
+                return (f"feature column {col + 1}: standardizing it overflows float64 (its "
+                        f"values reach {np.abs(x[:, col]).max():g})",
+                        "scale the column down, or drop standardize")
+            # an infinite std would make the column all 0, silently: refused as well
+            _finite(np.vstack([mean, std]), x_train, overflow)
+            _finite(x_test, x_test, overflow)
         parts = Parts(x_train.astype(dtype), y[train_rows].astype(label_dtype),
                       x_test.astype(dtype), y[test_rows].astype(label_dtype))
     limit = f"{np.finfo(dtype).max:g}" if np.dtype(dtype).kind == "f" else ""

@@ -300,6 +300,8 @@ def _no_warnings(call):
 @pytest.mark.parametrize("x, y, standardize, dtype, message", [
     ([[1.0, 1e308], [2.0, 1.7e308], [3.0, 1.7e308]], [0, 1, 0], True, "float64",
      "feature column 2: standardizing it overflows float64 (its values reach 1.7e+308)"),
+    ([[1e300], [-1e300], [3e299]], [0, 1, 0], True, "float64",  # std overflows: all 0
+     "feature column 1: standardizing it overflows float64 (its values reach 1e+300)"),
     ([[1.0], [-1e300], [3.0]], [0, 1, 0], False, "float32",
      "feature column 1: -1e+300 does not fit float32 (at most 3.40282e+38 in size)"),
     ([[1.0], [2.0], [3.0]], [0.5, 1e300, 2.0], False, "float32",
@@ -313,7 +315,7 @@ def test_a_value_that_overflows_when_scaled_or_cast_is_refused_by_column(x, y, s
 
 
 def test_large_values_that_fit_are_standardized_as_numpy_does():
-    x = np.array([[1e300], [-1e300], [3e299]])
+    x = np.array([[1e150], [-1e150], [3e149]])
     parts = _no_warnings(lambda: data.prepare(Rows(x, [0, 1, 0], standardize=True), 0,
                                               "float32"))
     expected = ((x - x.mean(axis=0)) / x.std(axis=0)).astype(np.float32)
