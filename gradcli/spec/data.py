@@ -27,7 +27,7 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
-from gradcli.spec.files import NotRegular, open_regular
+from gradcli.spec.files import NotRegular, TooLarge, read_regular
 from gradcli.spec.model import DataSpec, InputSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import DATA, DATA_LOAD
@@ -174,16 +174,15 @@ def _read_text(path: Path, node: Scalar) -> str:
     """The csv file's text: a regular file, at most MAX_CSV_BYTES, UTF-8."""
     from gradcli import data as rows  # csv and the loaders: specs with data: only
     try:
-        with open_regular(path) as handle:
-            raw = handle.read(rows.MAX_CSV_BYTES + 1)
+        raw = read_regular(path, rows.MAX_CSV_BYTES)
     except NotRegular as exc:
         raise fail(node, "data.load", f"{path.name} is {exc.kind}, not a .csv file") from None
+    except TooLarge:
+        raise fail(node, "data.load", f"{path.name} is larger than the limit of "
+                                      f"{rows.MAX_CSV_BYTES >> 20} MiB for a csv file") from None
     except OSError as exc:
         raise fail(node, "data.load", f"cannot read {path.name}: {exc.strerror or exc}") \
             from None
-    if len(raw) > rows.MAX_CSV_BYTES:
-        raise fail(node, "data.load", f"{path.name} is larger than the limit of "
-                                      f"{rows.MAX_CSV_BYTES >> 20} MiB for a csv file")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
