@@ -15,7 +15,7 @@ from __future__ import annotations
 import atexit
 import gc
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
@@ -120,9 +120,11 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
         outcome = attempt(path, lambda path=path: runner.run(
             check_one(path, overrides, strict, err, output), backend=backend, numeric=not no_numeric,
             progress=progress(err, quiet), max_memory=max_memory), err)
-        outcomes.append(outcome)
         if fmt == "table":
             _show_table(outcome, out, err, quiet, to_file=output is not None)
+            if not isinstance(outcome, Failure):  # shown: its tensors need not wait for the
+                outcome = _Shown(outcome.expect, outcome.exit_code)  # next specs (harden8)
+        outcomes.append(outcome)
     results = [o for o in outcomes if not isinstance(o, Failure)]
     # a tool format is a document even when every spec failed: the consumer gets the errors
     text = _formatted(fmt, outcomes, tables_file) if results or fmt != "table" else None
@@ -133,6 +135,13 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
 
         err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))), soft_wrap=True)
     raise SystemExit(worst(o.exit_code for o in outcomes))
+
+
+class _Shown(NamedTuple):
+    """A result already printed as a table: what the summary line and the exit code read."""
+
+    expect: object
+    exit_code: int
 
 
 def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool) -> None:

@@ -7,10 +7,11 @@ spec/data.py places them in the spec.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
-import io
 import math
 import re
+import warnings
 from collections.abc import Iterator
 
 import numpy as np
@@ -106,12 +107,40 @@ def prepare(data, seed: int, dtype: str) -> Parts:
     x, y = np.asarray(data.x, dtype=np.float64), np.asarray(data.y)
     test_rows, train_rows = split(len(y), data.test, seed)
     x_train, x_test = x[train_rows], x[test_rows]
-    if data.standardize:
-        mean, std = standardizer(x_train)
-        x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
     label_dtype = np.int64 if y.dtype.kind in "biu" else dtype
-    return Parts(x_train.astype(dtype), y[train_rows].astype(label_dtype),
-                 x_test.astype(dtype), y[test_rows].astype(label_dtype))
+    # an overflow is found below and refused by column, never warned about by numpy
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the mean of no rows or no columns
+        if data.standardize:
+            mean, std = standardizer(x_train)
+            x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+            def overflow(col, v):
+                return (f"feature column {col + 1}: standardizing it overflows float64 (its "
+                        f"values reach {np.abs(x[:, col]).max():g})",
+                        "scale the column down, or drop standardize")
+            # an infinite std would make the column all 0, silently: refused as well
+            _finite(np.vstack([mean, std]), x_train, overflow)
+            _finite(x_test, x_test, overflow)
+        parts = Parts(x_train.astype(dtype), y[train_rows].astype(label_dtype),
+                      x_test.astype(dtype), y[test_rows].astype(label_dtype))
+    limit = f"{np.finfo(dtype).max:g}" if np.dtype(dtype).kind == "f" else ""
+    _finite(parts.x_train, parts.x_test, lambda col, v: (
+        f"feature column {col + 1}: {x[:, col][np.argmax(np.abs(x[:, col]))]:g} does not fit "
+        f"{dtype} (at most {limit} in size)", "scale the column down, or use dtype: float64"))
+    if label_dtype != np.int64:
+        _finite(parts.y_train[:, None], parts.y_test[:, None], lambda col, v: (
+            f"a label ({np.abs(y).max():g}) does not fit {dtype} (at most {limit} in size)",
+            "scale the labels down, or use dtype: float64"))
+    return parts
+
+
+def _finite(train: np.ndarray, test: np.ndarray, problem) -> None:
+    """Refuse a non-finite value (data is finite when loaded: one made by scaling or a cast),
+    with problem(column, value) -> (message, hint)."""
+    for part in (train, test):
+        if part.size and not np.isfinite(part).all():
+            col = int(np.argwhere(~np.isfinite(part))[0][1])
+            raise DataError(*problem(col, part[:, col]))
 
 
 def batches(parts: Parts, batch_size: int | None, seed: int,
@@ -140,6 +169,33 @@ def batches(parts: Parts, batch_size: int | None, seed: int,
 
 
 # ----- loading -----
+_SHARED: dict | None = None  # key -> Loaded, inside loads_shared() only
+
+
+@contextlib.contextmanager
+def loads_shared():
+    """Within it, a data set loaded again under the same key is the one loaded first: a
+    sweep's value check builds the spec once per swept value, and each build would read and
+    parse the same csv again (23 s for a 16.7 MB one). Outside it nothing is kept."""
+    global _SHARED
+    outer = _SHARED
+    _SHARED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _SHARED = outer
+
+
+def shared(key: tuple, load) -> Loaded:
+    """load(), or inside loads_shared() the Loaded it gave for `key` (the file's resolved
+    path and every parameter of the load). A load that fails is not kept."""
+    if _SHARED is None:
+        return load()
+    if key not in _SHARED:
+        _SHARED[key] = load()
+    return _SHARED[key]
+
+
 def from_arrays(x, y, features: str = "features", labels: str = "labels") -> Loaded:
     """Rows from arrays: features [n, k] (bool, int or float), labels [n] (bool or int ->
     int64 classes, float -> float64 targets); every value finite."""
@@ -188,8 +244,62 @@ def load_bundled(name: str) -> Loaded:
     return from_arrays(x, y)
 
 
-def _rows(reader):
-    """The reader's rows; its csv.Error (a cell past csv's field limit, a NUL) a DataError."""
+# A quoted field where a field starts (csv's default dialect: a quote elsewhere is literal),
+# to its closing quote or, unclosed, to the line's end (it goes on in the next line).
+# Possessive (*+): "" is always an escaped quote, never a closing quote and an opening one.
+_QUOTED = re.compile(r'(?:(?<=,)|\A)"(?:[^"]|"")*+("|\Z)')
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_QUOTED_REST = re.compile(r'(?:[^"]|"")*+"')  # the rest of a quoted field begun on a line above
+
+
+class _Lines:
+    """The csv's physical lines, as csv.reader pulls them, counting the delimiters of the
+    record being read: one past `limit` cells raises DataError before csv builds the row (a
+    row is a list of str objects, ~20 times its text: 40,000,000 cells of "10" are 120 MB
+    of text and 3.5 GB of row). csv.reader pulls a record's lines and no more, so the count
+    restarts with each row (done())."""
+
+    def __init__(self, text: str) -> None:
+        # the lines as io.StringIO(text, newline="") gives them (\r, \n or \r\n kept at the
+        # end, so quoted newlines survive), without its copy of the text (4 bytes a character)
+        self.lines = (m.group() for m in _LINE.finditer(text))
+        self.line_num, self.cells, self.inside = 0, 1, False
+        self.limit, self.what = MAX_CELLS, None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.lines)
+        self.line_num += 1
+        rest = line
+        if self.inside:  # a quoted field goes on: its commas are text
+            end = _QUOTED_REST.match(line)
+            if end is None:
+                return line
+            rest, self.inside = line[end.end():], False
+        if '"' in rest:
+            rest = _QUOTED.sub(self._unclosed, rest)
+        self.cells += rest.count(",")
+        if self.cells > self.limit:
+            raise DataError(self.what(self.line_num, self.limit))
+        return line
+
+    def _unclosed(self, match) -> str:
+        self.inside = not match.group(1)
+        return ""
+
+    def done(self, limit: int, what) -> None:
+        """A record was read; the next may hold at most `limit` cells, else what(line, limit)."""
+        self.cells, self.inside, self.limit, self.what = 1, False, limit, what
+
+
+def _rows(reader, lines: _Lines, width: list):
+    """The reader's rows; its csv.Error (a cell past csv's field limit, a NUL) a DataError.
+    The first non-empty row (the header) may hold MAX_CELLS cells, each later one width[0]."""
+    lines.done(MAX_CELLS, lambda line, limit: (
+        f"line {line}: the header has more than {limit:,} columns; a data set holds at most "
+        f"{MAX_CELLS:,} values"))
     while True:
         try:
             row = next(reader)
@@ -200,6 +310,12 @@ def _rows(reader):
                        "for one csv cell" if "field larger than field limit" in str(exc)
                        else f"cannot read it as csv: {exc}")
             raise DataError(f"line {reader.line_num}: {problem}") from None
+        if row:
+            width[0] = width[0] or len(row)
+            lines.done(width[0], lambda line, limit: (
+                f"line {line} has more than {limit} cells; the header has {limit}"))
+        else:
+            lines.done(lines.limit, lines.what)
         yield row
 
 
@@ -212,8 +328,9 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
     numbered in sorted order (classes[i] is class i's name). Blank lines are skipped and
     cells are stripped of surrounding spaces. Errors name the csv line and column.
     """
-    reader = csv.reader(io.StringIO(text, newline=""))  # newline="": quoted newlines survive
-    rows = _rows(reader)
+    lines = _Lines(text)
+    reader = csv.reader(lines)
+    rows = _rows(reader, lines, [0])
     header = next((row for row in rows if row), None)
     if header is None:
         raise DataError("the csv file is empty; it needs a header row and data rows")
@@ -277,7 +394,8 @@ def _bad_cell(line: int, col: int, header: list[str], cell: str, what: str | Non
 
 
 def _labels(x: np.ndarray, cells: list[str]) -> Loaded:
-    if all(_INTEGER.match(c) for c in cells):
+    # past 19 digits a label cannot be an int64 (and int() refuses 4,300 digits): not classes
+    if all(_INTEGER.match(c) and len(c.strip().lstrip("+-").lstrip("0")) <= 19 for c in cells):
         values = [int(c) for c in cells]
         if _INT64[0] <= min(values) and max(values) <= _INT64[1]:
             return Loaded(x, np.array(values, dtype=np.int64))

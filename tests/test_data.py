@@ -228,3 +228,95 @@ def test_batches_cover_the_epoch_order_once(n, batch_size, seed, epoch):
     assert rows == np.random.default_rng([seed, 2, epoch]).permutation(n).tolist()
     full = n if batch_size is None else min(batch_size, n)
     assert sizes[:-1] == [full] * (len(sizes) - 1) and 0 < sizes[-1] <= full
+
+
+@pytest.fixture
+def built_rows(monkeypatch):
+    """The length of every row csv.reader gave parse_csv (what it built)."""
+    import csv
+    seen, reader = [], csv.reader
+
+    def spy(lines):
+        for row in reader(lines):
+            seen.append(len(row))
+            yield row
+    monkeypatch.setattr(csv, "reader", spy)
+    return seen
+
+
+def test_a_row_wider_than_the_header_is_refused_before_it_is_built(built_rows):
+    with pytest.raises(DataError) as info:
+        data.parse_csv("a,b\n1,2\n" + ",".join(["10"] * 1000) + "\n")
+    assert info.value.message == "line 3 has more than 2 cells; the header has 2"
+    assert built_rows == [2, 2]  # the wide row never became a list of cells
+
+
+def test_a_header_wider_than_the_cell_limit_is_refused_before_it_is_built(monkeypatch,
+                                                                          built_rows):
+    monkeypatch.setattr(data, "MAX_CELLS", 50)
+    with pytest.raises(DataError) as info:
+        data.parse_csv(",".join(f"c{i}" for i in range(51)) + "\n1\n")
+    assert info.value.message == ("line 1: the header has more than 50 columns; a data set "
+                                  "holds at most 50 values")
+    assert built_rows == []
+    assert data.parse_csv(",".join(f"c{i}" for i in range(50)) + "\n" + "1," * 49 + "1\n").x.shape \
+        == (1, 49)  # exactly the limit: read
+
+
+@pytest.mark.parametrize("text, labels", [
+    ('a,b\n1,"x, y, z"\n2,",,,"\n', ["x, y, z", ",,,"]),        # commas inside quotes are text
+    ('a,b\n1,"x\n,,,\ny"\n2,z\n', ["x\n,,,\ny", "z"]),          # ... on the lines a cell spans
+    ('a,b\n1,"q"",,"\n2,"""a,b"""\n', ['q",,', '"a,b"']),       # "" is a quote inside quotes
+    ('a,b\r1,"p,q"\r2,r\r', ["p,q", "r"]),                      # \r ends a line too
+])
+def test_quoted_commas_are_not_counted_as_cells(text, labels):
+    loaded = data.parse_csv(text)
+    assert [loaded.classes[i] for i in loaded.y] == labels
+
+
+@pytest.mark.parametrize("row", ['1,x"y,z', '1, "y,z"', '1,"y"z,w'])
+def test_a_quote_inside_a_cell_does_not_hide_its_commas(row, built_rows):
+    # csv reads a quote only where a cell starts; elsewhere it is text, and the comma after
+    # it a delimiter: 3 cells, refused before the row is built
+    with pytest.raises(DataError, match="line 2 has more than 2 cells"):
+        data.parse_csv(f"a,b\n{row}\n")
+    assert built_rows == [2]
+
+
+@pytest.mark.parametrize("digits", [400, 5000])  # not a float either; int() refuses 4,301
+def test_a_label_too_large_for_a_float_is_a_class_name_at_any_length(digits):
+    big = "1" * digits
+    loaded = data.parse_csv(f"a,b\n1,{big}\n2,3\n")
+    assert loaded.classes == (big, "3") and list(loaded.y) == [0, 1]
+
+
+def _no_warnings(call):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning would be raised here
+        return call()
+
+
+@pytest.mark.parametrize("x, y, standardize, dtype, message", [
+    ([[1.0, 1e308], [2.0, 1.7e308], [3.0, 1.7e308]], [0, 1, 0], True, "float64",
+     "feature column 2: standardizing it overflows float64 (its values reach 1.7e+308)"),
+    ([[1e300], [-1e300], [3e299]], [0, 1, 0], True, "float64",  # std overflows: all 0
+     "feature column 1: standardizing it overflows float64 (its values reach 1e+300)"),
+    ([[1.0], [-1e300], [3.0]], [0, 1, 0], False, "float32",
+     "feature column 1: -1e+300 does not fit float32 (at most 3.40282e+38 in size)"),
+    ([[1.0], [2.0], [3.0]], [0.5, 1e300, 2.0], False, "float32",
+     "a label (1e+300) does not fit float32 (at most 3.40282e+38 in size)"),
+])
+def test_a_value_that_overflows_when_scaled_or_cast_is_refused_by_column(x, y, standardize,
+                                                                         dtype, message):
+    with pytest.raises(DataError) as info:
+        _no_warnings(lambda: data.prepare(Rows(x, y, standardize=standardize), 0, dtype))
+    assert info.value.message == message
+
+
+def test_large_values_that_fit_are_standardized_as_numpy_does():
+    x = np.array([[1e150], [-1e150], [3e149]])
+    parts = _no_warnings(lambda: data.prepare(Rows(x, [0, 1, 0], standardize=True), 0,
+                                              "float32"))
+    expected = ((x - x.mean(axis=0)) / x.std(axis=0)).astype(np.float32)
+    np.testing.assert_array_equal(np.sort(parts.x_train, axis=0), np.sort(expected, axis=0))

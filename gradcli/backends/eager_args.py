@@ -71,6 +71,38 @@ class Arguments:
         elif spec.family == "along_axis":
             attrs["axis"] = shapes.one_axis(attrs["axis"], kit.shape(inputs[0]))
         elif name == "getitem":
-            attrs["index"] = shapes.index_items(attrs["index"], kit.shape(inputs[0]))
+            shape = kit.shape(inputs[0])
+            attrs["index"] = clamped(shapes.index_items(attrs["index"], shape), shape)
         return attrs
+
+
+def clamped(items: tuple, shape: tuple) -> tuple:
+    """Index items with every slice's start, stop and step brought within its dimension, the
+    same selection: numpy clamps bounds itself, but XLA overflows int64 on x[::2**63-1] and
+    aborts the process (SIGABRT), so the frameworks never see a bound past the dimension.
+
+    Bounds go to [-dim - 1, dim] (past either end reads the same), a step to [-dim, dim]
+    (a step past the dimension takes one element either way); items already fit the shape.
+    """
+    if not any(isinstance(item, slice) for item in items):
+        return items
+    out, axis = [], 0
+    for i, item in enumerate(items):
+        if item is Ellipsis:  # the items after it index the last dimensions
+            axis = len(shape) - sum(x is not None for x in items[i + 1:])
+        elif isinstance(item, slice):
+            out.append(_clamped_slice(item, shape[axis]))
+            axis += 1
+            continue
+        elif item is not None:
+            axis += 1
+        out.append(item)
+    return tuple(out)
+
+
+def _clamped_slice(item: slice, dim: int) -> slice:
+    def bound(v):
+        return v if v is None else min(max(int(v), -dim - 1), dim)
+    step = item.step if item.step is None else min(max(int(item.step), -max(dim, 1)), max(dim, 1))
+    return slice(bound(item.start), bound(item.stop), step)
 

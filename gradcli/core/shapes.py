@@ -33,9 +33,20 @@ def permutation(axes, ndim: int) -> tuple[int, ...]:
     return tuple(reversed(range(ndim))) if axes is None else tuple(int(a) for a in axes)
 
 
+_MAX_SIZE = np.iinfo(np.intp).max
+
+
 def as_shape(shape) -> tuple[int, ...]:
     """A shape attribute (reshape's, a random draw's: one int or several) as a tuple of ints."""
-    return (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    dims = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    size = 1
+    for dim in dims:
+        if dim > 0:
+            size *= dim
+    if size > _MAX_SIZE:  # numpy's own limit, for every backend (TF's Tile overflows past it)
+        raise GraphError(f"shape {list(dims)} is too big: its dimensions (zeros left out) "
+                         f"multiply to more than {_MAX_SIZE:,}, the largest size of an array")
+    return dims
 
 
 def one_axis(axis, shape: tuple) -> int:

@@ -35,6 +35,9 @@ RC = {
     "svg.fonttype": "path",   # text as outlines: the SVG needs no font installed to look right
     "svg.hashsalt": "gradcli",  # stable ids: the same figure gives the same bytes
     "pdf.fonttype": 42,
+    # text as written: a `$` in a spec's name or a swept value is not mathtext, which could
+    # render it differently from the spec or fail (`$\\frac{a$`, deep braces)
+    "text.parse_math": False,
 }
 
 

@@ -33,6 +33,8 @@ from gradcli.spec.names import Names
 from gradcli.spec.sections import BACKENDS, SPEC_DTYPES, TOP, UNCONNECTED  # noqa: F401 - BACKENDS: also read here
 from gradcli.spec.sites import check_at, parse_at
 
+MAX_SEED = 2**64 - 1  # a uint64, as numpy keeps seeds; past it a seed only costs (printing it)
+
 TOP_KEYS = TOP.keys
 
 
@@ -44,7 +46,7 @@ def build_experiment(root: Map, path: str) -> Experiment:
     description = _optional(root, "description", lambda n: expect_str(n, "description"), "")
     backend = _optional(root, "backend", lambda n: expect_choice(n, "backend", BACKENDS), "numpy")
     dtype = _optional(root, "dtype", lambda n: expect_choice(n, "dtype", SPEC_DTYPES), "float64")
-    seed = _optional(root, "seed", lambda n: expect_int(n, "seed", minimum=0), 0)
+    seed = _optional(root, "seed", lambda n: expect_int(n, "seed", minimum=0, maximum=MAX_SEED), 0)
     sections = {key: _section(root, key) for key in ("inputs", "let", "outputs", "functions",
                                                      "register", "grad_ys")}
     if sections["outputs"] is None or not sections["outputs"].items:

@@ -27,7 +27,7 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
-from gradcli.spec.files import NotRegular, open_regular
+from gradcli.spec.files import NotRegular, TooLarge, read_regular
 from gradcli.spec.model import DataSpec, InputSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import DATA, DATA_LOAD
@@ -74,7 +74,8 @@ def build_data(node: YNode | None, builder, train: YNode | None,
                    "lower test")
     spec = DataSpec(features, labels, loaded.x, loaded.y, test, standardize, source,
                     data.mark.location(), path)
-    parts = rows.prepare(spec, builder.seed, builder.dtype)
+    parts = _placed(lambda: rows.prepare(spec, builder.seed, builder.dtype), data.get("load"),
+                    "data.load")  # a column that overflows when scaled or cast
     x_batch, y_batch = next(rows.batches(parts, _batch_size(train), builder.seed, 0))
     inputs = {}
     for key, name, value in (("features", features, x_batch), ("labels", labels, y_batch)):
@@ -128,11 +129,19 @@ def _load(data: Map, features: str, labels: str, base_dir: Path):
     path = npz.resolve(text, base_dir, node, "data.load", suffix=kind)
     if kind == ".csv":
         label = expect_str(label_node, "data.label") if label_node is not None else None
-        text_data = _read_text(path, node)
-        loaded = _placed(lambda: rows.parse_csv(text_data, label), node, "data.load",
-                         label_node if label is not None else None)
-        return loaded, path.name, path
+        def load_csv():
+            text_data = _read_text(path, node)
+            return _placed(lambda: rows.parse_csv(text_data, label), node, "data.load",
+                           label_node if label is not None else None)
+        return rows.shared(("csv", path, label), load_csv), path.name, path
     _no_label(label_node, "a .npz file (its arrays are named by features: and labels:)")
+    return rows.shared(("npz", path, features, labels),
+                       lambda: _load_npz(data, node, path, features, labels)), path.name, path
+
+
+def _load_npz(data: Map, node: Scalar, path: Path, features: str, labels: str):
+    from gradcli import data as rows  # csv and the loaders: specs with data: only
+    from gradcli.spec import npz  # zipfile only for specs that load files
     arrays = {}
     for key, wanted in (("features", features), ("labels", labels)):
         name, shape, dtype = npz.read_header(path, wanted, node, data.get(key), "data.load")
@@ -140,9 +149,8 @@ def _load(data: Map, features: str, labels: str, base_dir: Path):
             raise fail(node, "data.load", f"array {name!r} has shape {list(shape)}; a data "
                                           f"set holds at most {rows.MAX_CELLS} values")
         arrays[key] = npz.load_array(path, name, node, "data.load", (shape, dtype))
-    loaded = _placed(lambda: rows.from_arrays(arrays["features"], arrays["labels"], features,
-                                              labels), node, "data.load")
-    return loaded, path.name, path
+    return _placed(lambda: rows.from_arrays(arrays["features"], arrays["labels"], features,
+                                            labels), node, "data.load")
 
 
 def _no_label(label_node: YNode | None, what: str) -> None:
@@ -166,16 +174,15 @@ def _read_text(path: Path, node: Scalar) -> str:
     """The csv file's text: a regular file, at most MAX_CSV_BYTES, UTF-8."""
     from gradcli import data as rows  # csv and the loaders: specs with data: only
     try:
-        with open_regular(path) as handle:
-            raw = handle.read(rows.MAX_CSV_BYTES + 1)
+        raw = read_regular(path, rows.MAX_CSV_BYTES)
     except NotRegular as exc:
         raise fail(node, "data.load", f"{path.name} is {exc.kind}, not a .csv file") from None
+    except TooLarge:
+        raise fail(node, "data.load", f"{path.name} is larger than the limit of "
+                                      f"{rows.MAX_CSV_BYTES >> 20} MiB for a csv file") from None
     except OSError as exc:
         raise fail(node, "data.load", f"cannot read {path.name}: {exc.strerror or exc}") \
             from None
-    if len(raw) > rows.MAX_CSV_BYTES:
-        raise fail(node, "data.load", f"{path.name} is larger than the limit of "
-                                      f"{rows.MAX_CSV_BYTES >> 20} MiB for a csv file")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -29,6 +29,7 @@ _Y = "tag:yaml.org,2002:"
 # Called directly: construct_object would keep every node in a cache for good.
 _BUILD = {"null": lambda node: None, "bool": _CONSTRUCTOR.construct_yaml_bool,
           "int": _CONSTRUCTOR.construct_yaml_int, "float": _CONSTRUCTOR.construct_yaml_float}
+_MAX_DIGITS = 4_300  # Python's limit for int(text) (sys.get_int_max_str_digits)
 _FAST_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")       # what YAML 1.1 reads as that int
 _FAST_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*\Z")         # ... and as that float
 _KINDS = {_Y + "null": "null", _Y + "bool": "bool", _Y + "int": "int", _Y + "float": "float",
@@ -328,6 +329,9 @@ class _Builder:
                 return _SCALAR(float(text), text, "float", None, self.mark(event),
                               event.end_mark.index)
             if _FAST_INT.match(text):
+                if len(text) > _MAX_DIGITS:  # int() would raise ValueError, unplaced
+                    raise self.fail(f"this integer has {len(text.lstrip('+-')):,} digits; a "
+                                    f"spec's integers have at most {_MAX_DIGITS:,}", event)
                 return _SCALAR(int(text), text, "int", None, self.mark(event), event.end_mark.index)
         if not explicit:
             tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
@@ -338,6 +342,9 @@ class _Builder:
             kind, value = "other", event.value  # e.g. an unquoted date: keep what was written
         elif kind == "str":
             value = event.value
+        elif ":" in event.value:  # YAML 1.1 reads 1:30 as 90 (base 60): never what was meant
+            raise self.fail(f"{event.value!r} is a YAML 1.1 base-60 number; write the number "
+                            "itself, or quote it for text", event)
         else:
             try:
                 value = _BUILD[kind](yaml.ScalarNode(tag, event.value))

@@ -198,7 +198,9 @@ def expect_int(node: YNode | None, key: str, *, minimum: int | None = None,
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         bounds = (f"between {minimum} and {maximum}" if maximum is not None
                   else f">= {minimum}")
-        raise fail(node, key, f"expected an integer {bounds}, got {value}")
+        shown = value if value.bit_length() <= 256 else f"a {value.bit_length():,}-bit integer"
+        raise fail(node, key, f"expected an integer {bounds}, got {shown}")  # (str() of a huge
+        # int raises ValueError past 4,300 digits)
     return value
 
 

@@ -45,3 +45,25 @@ def open_regular(path: str | Path):
     except BaseException:
         os.close(fd)
         raise
+
+
+class TooLarge(OSError):
+    """The file holds more than the bytes a reader allows; `limit` is that number."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"larger than {limit} bytes")
+        self.limit = limit
+
+
+def read_regular(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them.
+
+    The size is what is read, never stat's st_size: that is 0 for a FIFO and for
+    /dev/zero (stat follows symlinks), which are endless. Raises FileNotFoundError,
+    NotRegular, TooLarge or another OSError.
+    """
+    with open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(limit)
+    return data

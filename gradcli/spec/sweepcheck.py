@@ -46,11 +46,13 @@ def check_sweep(root: Map, path: str, overrides=(), params: list[Axis] = ()) -> 
     lengths = [min(len(c[2].items) for c in columns) for columns in block_axes]
     _bounded(lengths + [len(axis.values) for axis in params], len(root.mark.source.text),
              block if isinstance(block, Map) else None, params)
-    for columns in block_axes:
-        _check_steps(base, path, columns)
-    for axis in params:
-        for step in axis.values:
-            _check_param(base, path, axis.keys, step)
+    from gradcli.data import loads_shared  # numpy: only once a sweep is checked
+    with loads_shared():  # a data: file is read and parsed once, not once per value
+        for columns in block_axes:
+            _check_steps(base, path, columns)
+        for axis in params:
+            for step in axis.values:
+                _check_param(base, path, axis.keys, step)
 
 
 def _bounded(lengths: list[int], text_size: int, block: Map | None, params) -> None:

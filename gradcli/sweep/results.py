@@ -29,6 +29,7 @@ from pathlib import Path
 from ..errors import GradcliError
 from ..output import _umask
 from ..printable import printable
+from ..spec.files import NotRegular, TooLarge, read_regular
 
 FORMAT = "gradcli-sweep-1"
 GRADIENT_COLUMNS = ("cosine", "max_abs_diff", "sign_agreement")
@@ -47,11 +48,12 @@ class ResultsDir:
         path, marker = self.path, self.path / "sweep.json"
         if path.exists() and not path.is_dir():
             raise GradcliError(f"--out {path}: it is not a directory")
-        if marker.exists():
+        if marker.exists() or marker.is_symlink():
             try:
-                found = json.loads(marker.read_text(encoding="utf-8"))
+                found = json.loads(read_text(marker))
             except (OSError, ValueError) as exc:
-                raise GradcliError(f"--out {path}: cannot read its sweep.json ({exc})") from None
+                raise GradcliError(f"--out {path}: cannot read its sweep.json "
+                                   f"({_problem(exc)})") from None
             if not isinstance(found, dict) or found.get("format") != FORMAT:
                 raise GradcliError(f"--out {path}: its sweep.json is not a gradcli sweep's")
             for part, what in (("spec_text", "a different spec"),
@@ -64,6 +66,11 @@ class ResultsDir:
         elif path.exists() and any(path.iterdir()):
             raise GradcliError(f"--out {path} is not empty and holds no sweep.json: it is not a "
                                "sweep's directory; give a new or empty DIR")
+        if self.runs_dir.is_symlink() or (self.runs_dir.exists() and not self.runs_dir.is_dir()):
+            # run files are written only inside DIR: never through a link planted as runs
+            raise GradcliError(f"--out {path}: its runs is " + (
+                "a symlink" if self.runs_dir.is_symlink() else "not a directory")
+                + "; a sweep's runs/ must be a directory inside DIR")
         try:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -79,9 +86,9 @@ class ResultsDir:
             if file.stem not in ids:
                 continue
             try:
-                doc = json.loads(file.read_text(encoding="utf-8"))
+                doc = json.loads(read_text(file))
             except (OSError, ValueError):
-                continue  # unreadable: run it again
+                continue  # unreadable, too large or not a regular file: run it again
             if isinstance(doc, dict) and doc.get("run") == file.stem:
                 found[file.stem] = doc
         return found
@@ -251,15 +258,29 @@ def cell_number(text) -> float | None:
         return math.nan
 
 
+def read_text(path: Path) -> str:
+    """A file of a sweep directory as text: a regular file (opened non-blocking, so a FIFO
+    never waits), at most MAX_FILE_BYTES read (a link to /dev/zero ends there). Raises
+    OSError (NotRegular, TooLarge, ...) or UnicodeDecodeError; every reader goes through it."""
+    return read_regular(path, MAX_FILE_BYTES).decode("utf-8")
+
+
+def _problem(exc: Exception) -> str:
+    if isinstance(exc, NotRegular):
+        return f"it is {exc.kind}, not a regular file"
+    if isinstance(exc, TooLarge):
+        return (f"it is larger than {MAX_FILE_BYTES // 2**20} MiB" if MAX_FILE_BYTES % 2**20 == 0
+                else f"it is larger than {MAX_FILE_BYTES:,} bytes")
+    return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+
+
 def _read(path: Path, what: str, missing: str) -> str:
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise GradcliError(f"{printable(path)}: {what} is larger than {MAX_FILE_BYTES // 2**20} MiB")
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except FileNotFoundError:
         raise GradcliError(f"{printable(path.parent)}: {missing}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise GradcliError(f"{printable(path)}: cannot read {what}: {exc}") from None
+        raise GradcliError(f"{printable(path)}: cannot read {what}: {_problem(exc)}") from None
 
 
 def read_dir(path) -> SweepDir:
@@ -317,10 +338,8 @@ def run_doc(path: Path, run: str) -> dict | None:
         return None  # a run id is a file name in runs/, never a path elsewhere
     file = path / "runs" / f"{run}.json"
     try:
-        if file.stat().st_size > MAX_FILE_BYTES:
-            return None
-        doc = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = json.loads(read_text(file))
+    except (OSError, ValueError):  # missing, too large, not a regular file, not JSON
         return None
     return doc if isinstance(doc, dict) else None
 

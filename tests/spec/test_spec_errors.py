@@ -188,7 +188,7 @@ CASES = {
         "(did you mean 'float64'?)"),
     "seed": (
         "seed: -1\n" + BASE,
-        "spec.yaml:1:7: seed: expected an integer >= 0, got -1"),
+        "spec.yaml:1:7: seed: expected an integer between 0 and 18446744073709551615, got -1"),
     "unconnected": (
         BASE + "unconnected: zeros\n",
         "spec.yaml:8:14: unconnected: unknown value 'zeros'; expected one of none, zero, error "
