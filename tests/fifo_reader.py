@@ -1,4 +1,5 @@
-"""Read all that a command writes into a FIFO, with nothing left to timing.
+"""FIFOs in tests: read all that a command writes into one, with nothing left to timing
+(fifo_reader), and call what must never block on one (within).
 
 A reader thread started beside the command used to open its end in time only by luck:
 gradcli waits output.FIFO_GRACE seconds for a reader, and a loaded machine may not run the
@@ -33,3 +34,21 @@ def fifo_reader(path):
     finally:
         os.close(held)
     thread.join()  # the block went through: every write end is closed, the read ends
+
+
+def within(seconds, call):
+    """call()'s result or exception, failing (not hanging) when it blocks, as on a FIFO."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "blocked (a FIFO opened blocking)"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

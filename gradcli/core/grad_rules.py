@@ -185,10 +185,6 @@ def _max_with_argmax_grad(op, g, _index_grad):
 # ----- elementwise, one input -----
 defgrad("neg", lambda op, g: M.neg(g))
 defgrad("abs", lambda op, g: M.mul(g, M.sign(_x(op))))
-defgrad("sign", lambda op, g: M.zeros_like(_x(op)))
-defgrad("round", lambda op, g: M.zeros_like(_x(op)))
-defgrad("floor", lambda op, g: M.zeros_like(_x(op)))
-defgrad("ceil", lambda op, g: M.zeros_like(_x(op)))
 defgrad("exp", lambda op, g: M.mul(g, _y(op)))
 defgrad("log", lambda op, g: M.div(g, _x(op)))
 defgrad("sqrt", lambda op, g: M.sqrt_grad(_y(op), g))
@@ -223,7 +219,10 @@ defgrad("relu6", lambda op, g: _inside(_x(op), 0, 6, g))
 defgrad("silu", lambda op, g: _silu_grad(_x(op), g))
 defgrad("gelu", lambda op, g: _gelu_grad(_x(op), g))
 defgrad("hard_sigmoid", lambda op, g: _inside(M.add(_x(op), 3.0), 0, 6, M.div(g, 6.0)))
-defgrad("heaviside", lambda op, g: M.zeros_like(_x(op)))
+
+
+def _zeros(op, g):
+    return M.zeros_like(_x(op))
 
 
 def _inside(x, lo, hi, g):
@@ -335,10 +334,13 @@ defgrad("add_n", lambda op, g: (g,) * len(op.inputs))
 defgrad("zero_out", _zero_out_grad)
 defgrad("max_with_argmax", _max_with_argmax_grad)
 # The ops the table says take no gradient (comparisons, logical ops, argmax, one_hot, draws...):
-# None for every input.
+# None for every input; its step ops (sign, round, floor, ceil, heaviside: piecewise
+# constant): zeros, connected (as TensorFlow's Sign and Round gradients).
 for _type, _spec in OPS.items():
     if not _spec.differentiable:
         defgrad(_type, _none)
+    elif _spec.step:
+        defgrad(_type, _zeros)
 
 # ----- gradient kernels (for second derivatives) -----
 defgrad("tanh_grad", lambda op, g: _each(

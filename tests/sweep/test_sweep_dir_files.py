@@ -4,10 +4,10 @@ size, which is 0 for a FIFO or /dev/zero); --out never writes through a `runs` l
 import json
 import os
 import shutil
-import threading
 
 import pytest
 from click.testing import CliRunner
+from fifo_reader import within
 
 from gradcli.cli import cli
 from gradcli.errors import GradcliError
@@ -16,24 +16,6 @@ from gradcli.sweep.results import ResultsDir, read_dir, run_doc
 
 SPEC = "name: sw\nseed: 0\ninputs:\n  x: [1.0, -2.0]\n  c: 1.0\noutputs:\n  y: sum(x * c)\n" \
        "sweep:\n  inputs.c: [1.0, 2.0]\n"
-
-
-def within(seconds, call):
-    """call()'s result or exception, failing (not hanging) when it blocks, as on a FIFO."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            box["error"] = exc
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), "blocked (a FIFO opened blocking)"
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 @pytest.fixture(scope="module")
