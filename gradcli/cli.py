@@ -15,7 +15,7 @@ from __future__ import annotations
 import atexit
 import gc
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import click
 
@@ -137,11 +137,14 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     raise SystemExit(worst(o.exit_code for o in outcomes))
 
 
-class _Shown(NamedTuple):
-    """A result already printed as a table: what the summary line and the exit code read."""
+class _Shown:
+    """A result already printed as a table: what the summary line and the exit code read.
+    (A plain class: a NamedTuple would compile source at every start-up.)"""
 
-    expect: object
-    exit_code: int
+    __slots__ = ("expect", "exit_code")
+
+    def __init__(self, expect, exit_code: int) -> None:
+        self.expect, self.exit_code = expect, exit_code
 
 
 def _show_table(outcome, out: Console, err: Console, quiet: bool, to_file: bool) -> None:

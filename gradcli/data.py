@@ -7,7 +7,6 @@ spec/data.py places them in the spec.
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import math
 import re
@@ -169,33 +168,6 @@ def batches(parts: Parts, batch_size: int | None, seed: int,
 
 
 # ----- loading -----
-_SHARED: dict | None = None  # key -> Loaded, inside loads_shared() only
-
-
-@contextlib.contextmanager
-def loads_shared():
-    """Within it, a data set loaded again under the same key is the one loaded first: a
-    sweep's value check builds the spec once per swept value, and each build would read and
-    parse the same csv again (23 s for a 16.7 MB one). Outside it nothing is kept."""
-    global _SHARED
-    outer = _SHARED
-    _SHARED = {} if outer is None else outer
-    try:
-        yield
-    finally:
-        _SHARED = outer
-
-
-def shared(key: tuple, load) -> Loaded:
-    """load(), or inside loads_shared() the Loaded it gave for `key` (the file's resolved
-    path and every parameter of the load). A load that fails is not kept."""
-    if _SHARED is None:
-        return load()
-    if key not in _SHARED:
-        _SHARED[key] = load()
-    return _SHARED[key]
-
-
 def from_arrays(x, y, features: str = "features", labels: str = "labels") -> Loaded:
     """Rows from arrays: features [n, k] (bool, int or float), labels [n] (bool or int ->
     int64 classes, float -> float64 targets); every value finite."""

@@ -31,6 +31,7 @@ from gradcli.spec.files import NotRegular, TooLarge, read_regular
 from gradcli.spec.model import DataSpec, InputSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import DATA, DATA_LOAD
+from gradcli.spec.shared_loads import shared
 
 FILE_KINDS = (".csv", ".npz")
 MAX_BATCH = 10_000_000
@@ -133,9 +134,9 @@ def _load(data: Map, features: str, labels: str, base_dir: Path):
             text_data = _read_text(path, node)
             return _placed(lambda: rows.parse_csv(text_data, label), node, "data.load",
                            label_node if label is not None else None)
-        return rows.shared(("csv", path, label), load_csv), path.name, path
+        return shared(("csv", path, label), load_csv), path.name, path
     _no_label(label_node, "a .npz file (its arrays are named by features: and labels:)")
-    return rows.shared(("npz", path, features, labels),
+    return shared(("npz", path, features, labels),
                        lambda: _load_npz(data, node, path, features, labels)), path.name, path
 
 

@@ -19,6 +19,7 @@ from gradcli.spec.document import Map, Seq, YNode, to_plain
 from gradcli.spec.fields import fail, sub
 from gradcli.spec.opcount import MAX_OPS, count_ops
 from gradcli.spec.overrides import apply_overrides, replace_node
+from gradcli.spec.shared_loads import loads_shared
 from gradcli.spec.sweep import MAX_RUNS, ZIP, Axis, set_text
 
 MAX_CHECK_TEXT = 16 << 20  # characters of spec text loaded, in all, to check a sweep's values
@@ -46,7 +47,6 @@ def check_sweep(root: Map, path: str, overrides=(), params: list[Axis] = ()) -> 
     lengths = [min(len(c[2].items) for c in columns) for columns in block_axes]
     _bounded(lengths + [len(axis.values) for axis in params], len(root.mark.source.text),
              block if isinstance(block, Map) else None, params)
-    from gradcli.data import loads_shared  # numpy: only once a sweep is checked
     with loads_shared():  # a data: file is read and parsed once, not once per value
         for columns in block_axes:
             _check_steps(base, path, columns)

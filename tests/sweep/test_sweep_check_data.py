@@ -6,6 +6,7 @@ from click.testing import CliRunner
 
 from gradcli import data
 from gradcli.cli import cli
+from gradcli.spec import shared_loads
 
 SPEC = """name: d
 seed: 0
@@ -60,4 +61,4 @@ def test_outside_a_check_nothing_is_kept(tmp_path, loads):
     from gradcli.spec import load_spec
     load_spec(spec)
     load_spec(spec)
-    assert loads == ["csv", "csv"] and data._SHARED is None
+    assert loads == ["csv", "csv"] and shared_loads._SHARED is None
