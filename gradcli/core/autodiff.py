@@ -112,7 +112,7 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
     used = {y.uid for y in ys}
     for op in reversed(ops):
         multi = op.multi
-        for t in (op.output,) if multi is None else multi:
+        for t in (op,) if multi is None else multi:  # None: the op is its own output
             if t.uid in used:
                 first = op.attrs.get("value_from", 0)
                 used.update([u.uid for u in (op.inputs[first:] if first else op.inputs)])
@@ -131,12 +131,12 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
     """
     if not reaching:
         return []
-    floor = min(x.op.uid for x in xs if x.uid in reaching)
+    floor = min((x._op or x).uid for x in xs if x.uid in reaching)
     relevant: list[Op] = []
     seen: set[int] = set()
     see, reach, place = seen.add, reaching.add, relevant.append  # bound once: called per op
     for y in ys:
-        op = y.op
+        op = y._op or y  # a tensor is its own op unless one of an Op's outputs
         if y.uid in stops or op.uid in seen or op.uid <= floor or op.in1 is None:
             continue
         see(op.uid)
@@ -150,7 +150,7 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
             for child in children:
                 if child is None:
                     continue  # the pair of a one-input op: nothing after it
-                cop = child.op
+                cop = child._op or child
                 cuid = cop.uid
                 if (cuid > floor and cuid not in seen and cop.in1 is not None
                         and child.uid not in stops):
@@ -167,10 +167,9 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
                         or (many is not None and any(t.uid in reaching for t in many))):
                     place(op)
                     multi = op.multi
-                    if multi is None:  # one output
-                        out = op.output
-                        if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
-                            reach(out.uid)
+                    if multi is None:  # one output: the op itself
+                        if op.dtype.kind == "f" and op.uid not in stops:  # differentiable
+                            reach(op.uid)
                     else:
                         for out in multi:
                             if out.dtype.kind == "f" and out.uid not in stops:
@@ -198,8 +197,8 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
         if origin is not current:
             ORIGIN.current = current = origin
         multi = op.multi
-        if multi is None:  # one output
-            uid = op.output.uid
+        if multi is None:  # one output: the op itself
+            uid = op.uid
             if uid in stops:
                 continue  # a stopped output passes nothing back
             parts = partials.pop(uid, None)
