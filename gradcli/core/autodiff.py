@@ -94,14 +94,18 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
         ORIGIN.current = outer
         registry.restore(saved)
 
-    # The true gradient of a y whose value depends on x only through comparisons, casts from
-    # bool or other piecewise-constant steps is zero, not missing (numeric differences agree).
-    depended_on = _inputs_of(every, ys) if true else set()
     result = []
+    depended_on = None  # found only if some x gets no gradient: a walk over every op
     for x in xs:
         g = done[x.uid] if x.uid in done else _summed(partials, x, wanted, done)
-        if g is None and x.uid in depended_on and x.differentiable:
-            g = M.constant(np.zeros(x.shape, dtype=x.dtype))
+        if g is None and true and x.differentiable:
+            # The true gradient of a y whose value depends on x only through comparisons, casts
+            # from bool or other piecewise-constant steps is zero, not missing (numeric
+            # differences agree).
+            if depended_on is None:
+                depended_on = _inputs_of(every, ys)
+            if x.uid in depended_on:
+                g = M.constant(np.zeros(x.shape, dtype=x.dtype))
         result.append(g if g is not None else _unconnected(x, unconnected))
     return result
 
