@@ -94,14 +94,18 @@ def _build_gradients(ys, xs, grad_ys, stop_gradients, unconnected, true: bool) -
         ORIGIN.current = outer
         registry.restore(saved)
 
-    # The true gradient of a y whose value depends on x only through comparisons, casts from
-    # bool or other piecewise-constant steps is zero, not missing (numeric differences agree).
-    depended_on = _inputs_of(every, ys) if true else set()
     result = []
+    depended_on = None  # found only if some x gets no gradient: a walk over every op
     for x in xs:
         g = done[x.uid] if x.uid in done else _summed(partials, x, wanted, done)
-        if g is None and x.uid in depended_on and x.differentiable:
-            g = M.constant(np.zeros(x.shape, dtype=x.dtype))
+        if g is None and true and x.differentiable:
+            # The true gradient of a y whose value depends on x only through comparisons, casts
+            # from bool or other piecewise-constant steps is zero, not missing (numeric
+            # differences agree).
+            if depended_on is None:
+                depended_on = _inputs_of(every, ys)
+            if x.uid in depended_on:
+                g = M.constant(np.zeros(x.shape, dtype=x.dtype))
         result.append(g if g is not None else _unconnected(x, unconnected))
     return result
 
@@ -112,7 +116,7 @@ def _inputs_of(ops: list[Op], ys: list[Tensor]) -> set:
     used = {y.uid for y in ys}
     for op in reversed(ops):
         multi = op.multi
-        for t in (op.output,) if multi is None else multi:
+        for t in (op,) if multi is None else multi:  # None: the op is its own output
             if t.uid in used:
                 first = op.attrs.get("value_from", 0)
                 used.update([u.uid for u in (op.inputs[first:] if first else op.inputs)])
@@ -131,12 +135,12 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
     """
     if not reaching:
         return []
-    floor = min(x.op.uid for x in xs if x.uid in reaching)
+    floor = min((x._op or x).uid for x in xs if x.uid in reaching)
     relevant: list[Op] = []
     seen: set[int] = set()
     see, reach, place = seen.add, reaching.add, relevant.append  # bound once: called per op
     for y in ys:
-        op = y.op
+        op = y._op or y  # a tensor is its own op unless one of an Op's outputs
         if y.uid in stops or op.uid in seen or op.uid <= floor or op.in1 is None:
             continue
         see(op.uid)
@@ -150,7 +154,7 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
             for child in children:
                 if child is None:
                     continue  # the pair of a one-input op: nothing after it
-                cop = child.op
+                cop = child._op or child
                 cuid = cop.uid
                 if (cuid > floor and cuid not in seen and cop.in1 is not None
                         and child.uid not in stops):
@@ -167,10 +171,9 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
                         or (many is not None and any(t.uid in reaching for t in many))):
                     place(op)
                     multi = op.multi
-                    if multi is None:  # one output
-                        out = op.output
-                        if out.dtype.kind == "f" and out.uid not in stops:  # differentiable
-                            reach(out.uid)
+                    if multi is None:  # one output: the op itself
+                        if op.dtype.kind == "f" and op.uid not in stops:  # differentiable
+                            reach(op.uid)
                     else:
                         for out in multi:
                             if out.dtype.kind == "f" and out.uid not in stops:
@@ -198,8 +201,8 @@ def _backward(relevant: list, partials: dict, wanted: set, done: dict, stops: se
         if origin is not current:
             ORIGIN.current = current = origin
         multi = op.multi
-        if multi is None:  # one output
-            uid = op.output.uid
+        if multi is None:  # one output: the op itself
+            uid = op.uid
             if uid in stops:
                 continue  # a stopped output passes nothing back
             parts = partials.pop(uid, None)

@@ -41,7 +41,7 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
     if budget is not None:
         budget.spend(result if n_outputs > 1 else (result,), values)
     if n_outputs == 1:
-        op.op, op.index, op.label, op.output, op.multi = op, 0, None, op, None
+        op._op, op.index, op.label, op.multi = None, 0, None, None
         op._hold(result)
     else:
         if len(result) != n_outputs:
@@ -101,8 +101,8 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
     out.many = tuple(inputs) if n > 2 else None
     out.uid = next(_uids)
     out.origin = origins.local.current if origins.is_set else None
-    out.op, out.index, out.shape, out.dtype, out._value = out, 0, shape, dtype, None
-    out._version, out.label, out.output, out.multi = State.version, None, out, None
+    out._op, out.index, out.shape, out.dtype, out._value = None, 0, shape, dtype, None
+    out._version, out.label, out.multi = State.version, None, None
     if _scopes.stack:
         out.override = claim_override(out)
     return out
@@ -153,7 +153,7 @@ def leaf(value, kind: str, dtype=None, name: str | None = None, trainable: bool 
     cls = Variable if kind == "variable" else Tensor
     tensor = _new(cls)  # its own op, as a computed one-output op is
     _init_op(tensor, kind, (), {}, None)
-    tensor.op, tensor.index, tensor.label, tensor.output, tensor.multi = tensor, 0, name, tensor, None
+    tensor._op, tensor.index, tensor.label, tensor.multi = None, 0, name, None
     tensor._hold(array[()] if array.ndim == 0 else array)
     if cls is Variable:
         tensor.trainable = trainable

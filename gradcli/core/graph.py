@@ -40,10 +40,11 @@ class _OpFields:
     """What an op is: its type, inputs, attributes, forward kernel and outputs.
 
     Shared by Op and Tensor: a one-output op (a leaf too) and its output are one object, a
-    Tensor whose `op` is itself (see Tensor). Inputs are held without a tuple: `in1` and `in2` (None
+    Tensor that is its own op (see Tensor). Inputs are held without a tuple: `in1` and `in2` (None
     where the op has fewer), and `many`, the tuple of an op with three or more (else None);
-    `inputs` gives the tuple either way. `output` is the (first) output; `multi` holds every
-    output of an op that has several and is None otherwise; `outputs` gives the tuple.
+    `inputs` gives the tuple either way. `multi` is None exactly when the op is its own (one)
+    output, a Tensor; an Op holds the tuple of its outputs there. `output` is the (first)
+    output and `outputs` the tuple, either way.
 
     Why: every object a graph keeps is one more for Python's cyclic garbage collector, whose
     passes run while the user builds a forward op by op (a library may not pause it there) and
@@ -51,7 +52,7 @@ class _OpFields:
     A binary op now leaves one tracked object where it left three (op, output, inputs tuple).
     """
 
-    __slots__ = ("type", "in1", "in2", "many", "attrs", "kernel", "output", "multi",
+    __slots__ = ("type", "in1", "in2", "many", "attrs", "kernel", "multi",
                  "override", "uid", "origin")
 
     @property
@@ -68,7 +69,7 @@ class _OpFields:
     @property
     def outputs(self) -> tuple:
         multi = self.multi
-        return (self.output,) if multi is None else multi
+        return (self,) if multi is None else multi
 
     def get_attr(self, name: str):
         try:
@@ -92,18 +93,15 @@ def _init_op(op: _OpFields, type_: str, inputs: tuple, attrs: dict, kernel) -> N
 class Op(_OpFields):
     """An op with several outputs (set_outputs): Tensors whose `op` is this."""
 
-    __slots__ = ()
+    __slots__ = ("output",)
 
     def __init__(self, type_: str, inputs: tuple, attrs: dict, kernel: Callable | None) -> None:
         _init_op(self, type_, tuple(inputs), attrs, kernel)
         self.output: Tensor | None = None
-        self.multi: tuple[Tensor, ...] | None = ()  # no outputs yet (set_outputs gives them)
+        self.multi: tuple[Tensor, ...] = ()  # no outputs yet (set_outputs gives them)
 
     def set_outputs(self, outputs: tuple[Tensor, ...]) -> None:
-        if len(outputs) == 1:
-            self.output, self.multi = outputs[0], None
-        else:
-            self.output, self.multi = (outputs[0] if outputs else None), outputs
+        self.output, self.multi = (outputs[0] if outputs else None), tuple(outputs)
 
     @property
     def name(self) -> str:
@@ -119,19 +117,34 @@ class Tensor(_OpFields):
     The output of a one-output op is that op too: `t.op is t`, and the op's fields (type,
     inputs, attrs, kernel, ...) are its own, so `t.op.inputs` reads as before; a leaf
     (constant, variable) is its own op of type "constant" or "variable", without inputs. Only
-    the outputs of an op with several have a separate Op (their own op fields are unset).
-    Hot loops meet one class of op (a Tensor), so Python's attribute caches stay specialized.
+    the outputs of an op with several have a separate Op, in `_op` (their own op fields are
+    unset). Hot loops meet one class of op (a Tensor), so Python's attribute caches stay
+    specialized; they read `t._op or t` (no call) where others read `t.op`.
+
+    Why `_op` is None rather than the tensor itself: a tensor that refers to itself is a
+    reference cycle, so a graph the user drops would wait for the cyclic garbage collector,
+    whose pass then frees it in the middle of whatever runs next (the next graph's build).
+    Without the cycle, dropping the last reference frees the graph at once.
     """
 
-    __slots__ = ("op", "index", "shape", "dtype", "_value", "_version", "label", "__weakref__")
+    __slots__ = ("_op", "index", "shape", "dtype", "_value", "_version", "label", "__weakref__")
     __array_priority__ = 1000  # numpy defers to our operators: ndarray * Tensor -> Tensor
 
     def __init__(self, op: Op, index: int, value) -> None:
-        self.op = op
+        self._op = op
         self.index = index
         self._hold(value)
         self.label: str | None = None
         self.uid = next(_uids)
+
+    @property
+    def op(self) -> "Tensor | Op":
+        op = self._op
+        return self if op is None else op
+
+    @property
+    def output(self) -> "Tensor":
+        return self
 
     def _hold(self, value) -> None:
         if not hasattr(value, "dtype"):  # a kernel returned a Python number or list
@@ -145,8 +158,8 @@ class Tensor(_OpFields):
     def name(self) -> str:
         if self.label:
             return self.label
-        op = self.op
-        if op is self:
+        op = self._op
+        if op is None:
             return f"{self.type}_{self.uid}"
         return op.name if self.index == 0 else f"{op.name}:{self.index}"
 
@@ -234,7 +247,7 @@ def assign_all(variables, values) -> None:
 def current_value(t: Tensor):
     """The tensor's value, computed if it was not kept or a variable changed since."""
     value = t._value
-    if value is None or (t._version != State.version and t.op.in1 is not None):
+    if value is None or (t._version != State.version and (t._op or t).in1 is not None):
         return refresh(t)
     return value
 
@@ -251,7 +264,7 @@ def refresh(t: Tensor):
     version = State.version
 
     def held(u: Tensor) -> bool:
-        return u.op.in1 is None or (u._value is not None and u._version == version)
+        return (u._op or u).in1 is None or (u._value is not None and u._version == version)
 
     ops = walk_ops([t], stop=held)
     uses: dict[int, int] = {}
@@ -286,17 +299,18 @@ def walk_ops(tensors: Sequence[Tensor], stop: Callable[[Tensor], bool] | None = 
     order: list[Op] = []
     seen: set[int] = set()
     for t in tensors:
-        if (stop(t) if stop else t.uid in stop_ids) or t.op.uid in seen:
+        op = t._op or t
+        if (stop(t) if stop else t.uid in stop_ids) or op.uid in seen:
             continue
-        seen.add(t.op.uid)
-        stack = [(t.op, iter(t.op.inputs))]
+        seen.add(op.uid)
+        stack = [(op, iter(op.inputs))]
         while stack:  # each op resumes its inputs where it left them: no re-pushed tuples
             op, children = stack[-1]
             for child in children:
-                if child.op.uid not in seen and not (stop(child) if stop else
-                                                     child.uid in stop_ids):
-                    seen.add(child.op.uid)
-                    stack.append((child.op, iter(child.op.inputs)))
+                cop = child._op or child
+                if cop.uid not in seen and not (stop(child) if stop else child.uid in stop_ids):
+                    seen.add(cop.uid)
+                    stack.append((cop, iter(cop.inputs)))
                     break
             else:
                 stack.pop()

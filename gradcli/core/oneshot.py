@@ -32,7 +32,7 @@ def evaluate_once(fetches: Sequence[Tensor], fed: Sequence[Tensor], feed_values:
         tainted = set(fed_ids)  # tensors whose value depends on a fed one: held values are wrong
     else:
         def held(u: Tensor) -> bool:
-            return u.op.in1 is None or (u._value is not None and u._version == version)
+            return (u._op or u).in1 is None or (u._value is not None and u._version == version)
 
         ops = walk_ops(fetches, stop=held)
         fed_ids = tainted = None
@@ -88,7 +88,7 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
         if uid in uses:
             uses[uid] += 1
             continue
-        op = t.op
+        op = t._op or t  # a tensor is its own op unless one of an Op's outputs
         if op.in1 is None or (t._value is not None and t._version == version):
             continue
         uses[uid] = 1
@@ -107,7 +107,7 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
             if uid in uses:  # counted before: its op is already in order
                 uses[uid] += 1
                 continue
-            cop = child.op
+            cop = child._op or child
             if cop.in1 is None or (child._value is not None and child._version == version):
                 continue  # held: read where it is used
             uses[uid] = 1
@@ -148,11 +148,10 @@ def _evaluate_unfed(fetches: Sequence[Tensor]) -> list:
                         y = values[uid]
                         uses[uid] -= 1
                     result = op.kernel(x, y)
-            if op.multi is None:  # one output, counted when its op was gathered
-                out = op.output
-                values[out.uid] = result
-                if out._value is not None:  # a kept value gone stale (a variable changed)
-                    out._value, out._version = result, version
+            if op.multi is None:  # its own one output, counted when it was gathered
+                values[op.uid] = result
+                if op._value is not None:  # a kept value gone stale (a variable changed)
+                    op._value, op._version = result, version
                 continue
             for out, value in zip(op.multi, result):
                 if out.uid in uses:
