@@ -74,18 +74,40 @@ def split(n: int, test: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def standardizer(x_train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mean, std) per column, ddof 0, of the training part; a column whose std is 0 gets
-    std 1, so it is only centred.
+    std 1, so it is only centred."""
+    mean, std, scale = scaled_standardizer(x_train)
+    return mean * scale, std * scale
+
+
+def scaled_standardizer(x_train: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, std, scale) per column: the standardized column is (x / scale - mean) / std,
+    mean and std (ddof 0) being those of x / scale; scale is 1 for every column whose plain
+    statistics are finite, so that their results are numpy's own, bit for bit.
+
+    A column whose values reach ~1e154 has a square, and so a std, past float64's range
+    (1e300 / -1e300 / 3e299 gave std inf). Its scale is the power of two at its largest
+    |value| (dividing by a power of two is exact): its statistics are then those of values
+    below 2 in size, and only the standardized result, which is at most sqrt(n) in size,
+    comes back out of the scaled units.
 
     A constant column is detected by its values, not by np.std == 0: the mean of n copies of
     0.1 can miss 0.1 by an ulp, and dividing that ulp by a std of 1e-17 would blow it up.
     Its mean is then its value, so it is centred to exactly 0.
     """
     x_train = np.asarray(x_train)
-    mean, std = x_train.mean(axis=0), x_train.std(axis=0)
+    with np.errstate(all="ignore"):  # an overflow is what is looked for below
+        mean, std = x_train.mean(axis=0), x_train.std(axis=0)
+    scale = np.ones_like(std)
+    huge = ~(np.isfinite(mean) & np.isfinite(std))
+    if len(x_train) and huge.any():
+        peak = np.abs(x_train[:, huge]).max(axis=0)
+        scale[huge] = np.ldexp(1.0, np.frexp(peak)[1] - 1)  # peak / scale in [1, 2)
+        part = x_train[:, huge] / scale[huge]
+        mean[huge], std[huge] = part.mean(axis=0), part.std(axis=0)
     constant = (x_train == x_train[:1]).all(axis=0) if len(x_train) else np.ones_like(std, bool)
     if len(x_train):
-        mean = np.where(constant, x_train[0], mean)
-    return mean, np.where(constant | (std == 0), 1.0, std)
+        mean = np.where(constant, x_train[0] / scale, mean)
+    return mean, np.where(constant | (std == 0), 1.0 / scale, std), scale
 
 
 def epoch_order(n_train: int, seed: int, epoch: int) -> np.ndarray:
@@ -111,8 +133,8 @@ def prepare(data, seed: int, dtype: str) -> Parts:
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the mean of no rows or no columns
         if data.standardize:
-            mean, std = standardizer(x_train)
-            x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+            mean, std, scale = scaled_standardizer(x_train)
+            x_train, x_test = (x_train / scale - mean) / std, (x_test / scale - mean) / std
             def overflow(col, v):
                 return (f"feature column {col + 1}: standardizing it overflows float64 (its "
                         f"values reach {np.abs(x[:, col]).max():g})",
