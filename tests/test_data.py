@@ -275,6 +275,25 @@ def test_quoted_commas_are_not_counted_as_cells(text, labels):
     assert [loaded.classes[i] for i in loaded.y] == labels
 
 
+@pytest.mark.parametrize("text, message", [
+    # a quoted newline spans a record over lines 4-5: line 5 alone ('y",3') has 2 cells
+    ('a,b\n1,"x\ny"\n2,"x\ny",3\n', "the record on lines 4-5 has more than 2 cells; the "
+     "header has 2"),
+    ('a,b\n1,"x\n\ny",3\n', "the record on lines 2-4 has more than 2 cells; the header has 2"),
+    ('a,b\r\n1,"x\r\ny"\r\n\r\n2,"x\r\ny,",3\r\n',  # after a blank line, \r\n endings
+     "the record on lines 5-6 has more than 2 cells; the header has 2"),
+    ('a,b\n1,2,"x\ny"\n', "line 2 has more than 2 cells; the header has 2"),  # wide on line 2
+    ('a,b,c\n"p\nq",2\n3,4,5\n', "the record on lines 2-3 has 2 cells; the header has 3"),
+    ('a,b\n"1\nx",2\n', "the record on lines 2-3, column 1 ('a'): '1\\nx' is not a number"),
+])
+def test_a_record_spanning_lines_is_reported_on_its_lines(text, message, built_rows):
+    with pytest.raises(DataError) as info:
+        data.parse_csv(text)
+    assert info.value.message == message
+    if "more than" in message:
+        assert max(built_rows) == 2  # the wide record never became a list of cells
+
+
 @pytest.mark.parametrize("row", ['1,x"y,z', '1, "y,z"', '1,"y"z,w'])
 def test_a_quote_inside_a_cell_does_not_hide_its_commas(row, built_rows):
     # csv reads a quote only where a cell starts; elsewhere it is text, and the comma after
