@@ -50,6 +50,8 @@ class SweepSeries:
     nonfinite: int = 0                # runs whose y is empty, NaN or infinite, left out
     pooled: list = field(default_factory=list)  # other swept keys (but seed) averaged over
     bounds: tuple | None = None       # (lo, hi) the column cannot leave, else None
+    sizes: dict = field(default_factory=dict)   # pooled key -> how many values it takes
+    observed: tuple | None = None     # (lowest, highest) finite value of the runs drawn
 
     def band(self, line: SweepLine) -> tuple[np.ndarray, np.ndarray]:
         """The drawn band of a line: mean ∓ std, clipped to the column's bounds (NaN stays)."""
@@ -67,6 +69,23 @@ class SweepSeries:
             return any(np.any(line.mean - line.std < lo) or np.any(line.mean + line.std > hi)
                        for line in self.lines)
 
+    def crosses_zero(self) -> str | None:
+        """"below" when every run drawn is >= 0 (a loss) and a band reaches below 0, "above"
+        when every run is <= 0 and a band reaches above 0, else None. The band is right (mean
+        ± std is a spread, not a range of runs) but reads as a sign no run has: the legend
+        says so. Past the runs' range otherwise (above the highest loss) needs no word."""
+        if self.observed is None:
+            return None
+        lo, hi = self.observed
+        lower = np.concatenate([self.band(line)[0] for line in self.lines])
+        upper = np.concatenate([self.band(line)[1] for line in self.lines])
+        with np.errstate(invalid="ignore"):
+            if lo >= 0 and np.any(lower < 0):
+                return "below"
+            if hi <= 0 and np.any(upper > 0):
+                return "above"
+        return None
+
     def notes(self) -> list:
         found = []
         if self.failed:
@@ -77,14 +96,20 @@ class SweepSeries:
         others = [k for k in self.pooled if k != "seed"]
         if others:  # the subtitle names them too; the legend keeps them in view
             found.append("pooled over " + ", ".join(others))
+        side = self.crosses_zero()
+        if side:
+            found.append(f"band {side} 0: mean {'−' if side == 'below' else '+'} 1 std "
+                         f"(every run {'≥' if side == 'below' else '≤'} 0)")
         return found
 
     def over(self) -> str:
-        """What each point's mean and std are over: "over seed", "over seed, lr", or the
-        single run's value when nothing is pooled."""
+        """What each point's mean and std are over: "over 8 seeds", "over 8 seeds × 3 values of
+        lr", or the single run's value when nothing is pooled."""
         if not self.pooled:
             return "one run per point (nothing pooled)"
-        return "over " + ", ".join(self.pooled)
+        return "over " + " × ".join(
+            f"{self.sizes.get(k, '?')} seeds" if k == "seed" else f"{self.sizes.get(k, '?')} "
+            f"values of {k}" for k in self.pooled)
 
 
 def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> SweepSeries:
@@ -127,7 +152,9 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
     pooled = [k for k in sweep.keys if k not in (x, hue) and len(sweep.values(k)) > 1]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
                        failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled,
-                       bounds=bounds(y, np.concatenate([line.mean for line in lines])))
+                       bounds=bounds(y, np.concatenate([line.mean for line in lines])),
+                       sizes={k: len(sweep.values(k)) for k in pooled},
+                       observed=observed(rows, x, y, hue, x_values))
 
 
 # A metric named so holds a share of rows: in [0, 1] ("accuracy", "acc", "top1_accuracy").
@@ -151,6 +178,14 @@ def bounds(column: str, means) -> tuple[float, float] | None:
     means = np.asarray(means, dtype=np.float64)
     means = means[np.isfinite(means)]
     return found if np.all((means >= found[0]) & (means <= found[1])) else None
+
+
+def observed(rows: list, x: str, y: str, hue: str | None, x_values: list) -> tuple | None:
+    """(lowest, highest) finite y of the runs drawn (those at a drawn x value), or None."""
+    ys = np.array([number(r.get(y)) for r in rows if r.get(x) in x_values
+                   and (hue is None or r.get(hue) is not None)], dtype=np.float64)
+    ys = ys[np.isfinite(ys)]
+    return (float(ys.min()), float(ys.max())) if ys.size else None
 
 
 def _nan(v) -> float:
