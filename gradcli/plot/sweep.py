@@ -23,9 +23,12 @@ import numpy as np
 
 from ..printable import printable
 from ..sweep.stats import column_stats
-from . import marks, pyplot
+from . import fit, marks, pyplot
+from .fit import middle
 from .style import line_style, styled
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number
+
+NAME = 40  # characters of a name inside the subtitle (the figure then fits every text)
 
 
 @dataclass
@@ -208,8 +211,10 @@ def sweep_figure(title: str, series: SweepSeries):
     with styled(plt):
         fig, ax = plt.subplots(figsize=(7.2, 4.6), layout="constrained")
         fig.suptitle(printable(title), fontweight="bold")
-        subtitle = (f"{printable(series.y_column)} against {printable(series.x_key)}: mean ± 1 std "
-                    f"(ddof 1) {printable(series.over())}")
+        # names cut before the text is wrapped, so that it stays two or three lines
+        subtitle = (f"{middle(printable(series.y_column), NAME)} against "
+                    f"{middle(printable(series.x_key), NAME)}: mean ± 1 std (ddof 1) "
+                    f"{middle(printable(series.over()), 2 * NAME)}")
         if series.clipped():
             subtitle += f"; bands clipped to [{series.bounds[0]:g}, {series.bounds[1]:g}]"
         ax.set_title(textwrap.fill(subtitle, 95), fontsize=9.5)
@@ -236,16 +241,16 @@ def sweep_figure(title: str, series: SweepSeries):
             _fewer(ax, x, line, style["color"])
         x = series.positions
         if series.categorical:
-            ax.set_xticks(x, [printable(v) for v in series.x_values])
+            ax.set_xticks(x, _tick_labels(series.x_values))
             ax.set_xlim(x.min() - 0.4, x.max() + 0.4) if len(x) else None
             ax.grid(axis="x", visible=False)
-            if sum(len(printable(v)) for v in series.x_values) > 60:  # long labels: slant them
+            if sum(len(t) for t in _tick_labels(series.x_values)) > 60:  # long labels: slant them
                 ax.tick_params(axis="x", labelrotation=20)
         else:
             if len(x) > 1 and marks.spans_decades(x, 1.0):
                 ax.set_xscale("log")
             if len(x) <= 12:  # a tick at each swept value, written as in results.csv
-                ax.set_xticks(x, _spaced(x, [printable(v) for v in series.x_values],
+                ax.set_xticks(x, _spaced(x, _tick_labels(series.x_values),
                                          ax.get_xscale() == "log"))
                 ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.set_xlabel(f"{printable(series.x_key)} (swept)")
@@ -256,9 +261,16 @@ def sweep_figure(title: str, series: SweepSeries):
             labels.append(note)
         title_text = f"{printable(series.hue_key)}" if series.hue_key else None
         # below the axes: "best" would not avoid the bands (a fill is not a line)
+        columns = 2 if len(labels) > 3 else 1
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  ncols=2 if len(labels) > 3 else 1, title=title_text)
+                  ncols=columns, title=title_text)
+        fit.figure(fig, legend_share=0.85 / columns - 0.06)  # a column's text beside its handle
     return fig
+
+
+def _tick_labels(values: list) -> list:
+    """The x values as written in results.csv, each cut to its share of the axis' width."""
+    return [middle(printable(v), max(6, 48 // max(len(values), 1))) for v in values]
 
 
 def _fewer(ax, x: np.ndarray, line: SweepLine, color: str) -> None:

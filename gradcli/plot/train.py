@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import marks, pyplot
+from . import fit, marks, pyplot
+from .fit import middle
 from .style import line_style, styled
 
 PARTS = (("train", "-"), ("test", "--"))  # the training part solid, the held-out part dashed
 OVERLAP = 2e-3      # lines closer than this share of the axes' span look like one line
 FINAL_MARKER = "*"
+LABEL = 40          # characters of a spec's name in a run's label (the legend's entries)
 
 
 def loss_points(record) -> tuple[list, dict | None]:
@@ -83,8 +85,10 @@ def training_runs(runs: list, *, several_specs: bool) -> list:
         if result.train is None:
             raise GradcliError(f"{exp.path}: the spec has no train: block, so there is no "
                                "training to plot")
-        label = " · ".join([exp.name] * several_specs + [result.backend] * (backend is not None))
-        found.append((label or exp.name, record_series(result.train, exp.train.loss)))
+        # a long name cut here, before a legend entry adds ", overlaps <name>" or " (test)"
+        name = middle(exp.name, LABEL)
+        label = " · ".join([name] * several_specs + [result.backend] * (backend is not None))
+        found.append((label or name, record_series(result.train, exp.train.loss)))
     return found
 
 
@@ -133,6 +137,7 @@ def train_figure(title: str, runs: list, units: dict | None = None):
                       borderaxespad=0.0)
         axes[-1, 0].set_xlabel("training step (optimizer updates before the value)")
         axes[-1, 0].xaxis.get_major_locator().set_params(integer=True)
+        fit.figure(fig, legend_share=0.45)  # the legends right of the axes: 4 of 9 inches
     return fig
 
 
