@@ -264,7 +264,8 @@ def sweep_figure(title: str, series: SweepSeries):
         columns = 2 if len(labels) > 3 else 1
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
                   ncols=columns, title=title_text)
-        fit.figure(fig, legend_share=0.85 / columns - 0.06)  # a column's text beside its handle
+        # each column's text beside its handle (0.08 of the width with the column spacing)
+        fit.figure(fig, legend_share=(0.97 - 0.08 * columns) / columns)
     return fig
 
 
