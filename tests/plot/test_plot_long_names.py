@@ -7,31 +7,14 @@ import warnings
 import pytest
 from click.testing import CliRunner
 from sweep_fixture import write_sweep
+from train_spec import write_spec
 
 from gradcli.cli import cli
 from gradcli.plot import fit
 
 LONG = "n" * 200 + "_" + "m" * 600
-SPEC = """name: NAME
-seed: 0
-inputs:
-  INP: [1.0, 2.0]
-outputs:
-  LOSS: sum(INP * INP)
-train:
-  loss: LOSS
-  optimizer: {name: sgd, lr: 0.1}
-  steps: 3
-  metrics:
-    MET: mean(INP)
-"""
-
-
 def spec(tmp_path, file="m.yaml", name="short", inp="w", loss="loss", met="acc"):
-    path = tmp_path / file
-    path.write_text(SPEC.replace("NAME", name).replace("INP", inp).replace("LOSS", loss)
-                    .replace("MET", met))
-    return str(path)
+    return str(write_spec(tmp_path / file, name, inp, loss, met))
 
 
 def sweep(tmp_path, name="ste-lr", hue_value="hardtanh"):

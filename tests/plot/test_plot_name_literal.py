@@ -6,27 +6,16 @@ import warnings
 import pytest
 from click.testing import CliRunner
 from sweep_fixture import write_sweep
+from train_spec import write_spec
 
 from gradcli.cli import cli
 
 MATH = r"$\frac{a$"
 DEEP = "$" + "{" * 400 + "a" + "}" * 400 + "$"
-SPEC = """name: NAME
-seed: 0
-inputs:
-  w: [1.0, 2.0]
-outputs:
-  loss: sum(w * w)
-train:
-  optimizer: {name: sgd, lr: 0.1}
-  steps: 3
-"""
 
 
 def spec(tmp_path, name):
-    path = tmp_path / "m.yaml"
-    path.write_text(SPEC.replace("NAME", "'" + name.replace("'", "''") + "'"))
-    return path
+    return write_spec(tmp_path / "m.yaml", name)
 
 
 @pytest.mark.parametrize("name", [MATH, DEEP, "a_b^c $x$ \\ $$ $a$"])
