@@ -74,18 +74,40 @@ def split(n: int, test: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def standardizer(x_train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mean, std) per column, ddof 0, of the training part; a column whose std is 0 gets
-    std 1, so it is only centred.
+    std 1, so it is only centred."""
+    mean, std, scale = scaled_standardizer(x_train)
+    return mean * scale, std * scale
+
+
+def scaled_standardizer(x_train: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, std, scale) per column: the standardized column is (x / scale - mean) / std,
+    mean and std (ddof 0) being those of x / scale; scale is 1 for every column whose plain
+    statistics are finite, so that their results are numpy's own, bit for bit.
+
+    A column whose values reach ~1e154 has a square, and so a std, past float64's range
+    (1e300 / -1e300 / 3e299 gave std inf). Its scale is the power of two at its largest
+    |value| (dividing by a power of two is exact): its statistics are then those of values
+    below 2 in size, and only the standardized result, which is at most sqrt(n) in size,
+    comes back out of the scaled units.
 
     A constant column is detected by its values, not by np.std == 0: the mean of n copies of
     0.1 can miss 0.1 by an ulp, and dividing that ulp by a std of 1e-17 would blow it up.
     Its mean is then its value, so it is centred to exactly 0.
     """
     x_train = np.asarray(x_train)
-    mean, std = x_train.mean(axis=0), x_train.std(axis=0)
+    with np.errstate(all="ignore"):  # an overflow is what is looked for below
+        mean, std = x_train.mean(axis=0), x_train.std(axis=0)
+    scale = np.ones_like(std)
+    huge = ~(np.isfinite(mean) & np.isfinite(std))
+    if len(x_train) and huge.any():
+        peak = np.abs(x_train[:, huge]).max(axis=0)
+        scale[huge] = np.ldexp(1.0, np.frexp(peak)[1] - 1)  # peak / scale in [1, 2)
+        part = x_train[:, huge] / scale[huge]
+        mean[huge], std[huge] = part.mean(axis=0), part.std(axis=0)
     constant = (x_train == x_train[:1]).all(axis=0) if len(x_train) else np.ones_like(std, bool)
     if len(x_train):
-        mean = np.where(constant, x_train[0], mean)
-    return mean, np.where(constant | (std == 0), 1.0, std)
+        mean = np.where(constant, x_train[0] / scale, mean)
+    return mean, np.where(constant | (std == 0), 1.0 / scale, std), scale
 
 
 def epoch_order(n_train: int, seed: int, epoch: int) -> np.ndarray:
@@ -111,8 +133,8 @@ def prepare(data, seed: int, dtype: str) -> Parts:
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the mean of no rows or no columns
         if data.standardize:
-            mean, std = standardizer(x_train)
-            x_train, x_test = (x_train - mean) / std, (x_test - mean) / std
+            mean, std, scale = scaled_standardizer(x_train)
+            x_train, x_test = (x_train / scale - mean) / std, (x_test / scale - mean) / std
             def overflow(col, v):
                 return (f"feature column {col + 1}: standardizing it overflows float64 (its "
                         f"values reach {np.abs(x[:, col]).max():g})",
@@ -237,6 +259,7 @@ class _Lines:
         self.lines = (m.group() for m in _LINE.finditer(text))
         self.line_num, self.cells, self.inside = 0, 1, False
         self.limit, self.what = MAX_CELLS, None
+        self.start, self.last = 1, (1, 1)  # the record being read begins at line start
 
     def __iter__(self):
         return self
@@ -254,7 +277,7 @@ class _Lines:
             rest = _QUOTED.sub(self._unclosed, rest)
         self.cells += rest.count(",")
         if self.cells > self.limit:
-            raise DataError(self.what(self.line_num, self.limit))
+            raise DataError(self.what(place(self.start, self.line_num), self.limit))
         return line
 
     def _unclosed(self, match) -> str:
@@ -262,15 +285,23 @@ class _Lines:
         return ""
 
     def done(self, limit: int, what) -> None:
-        """A record was read; the next may hold at most `limit` cells, else what(line, limit)."""
+        """A record was read (its lines are kept in `last`); the next may hold at most `limit`
+        cells, else what(place, limit)."""
         self.cells, self.inside, self.limit, self.what = 1, False, limit, what
+        self.last, self.start = (self.start, self.line_num), self.line_num + 1
+
+
+def place(start: int, end: int) -> str:
+    """Where a record is: "line 7", or "the record on lines 7-9" when quoted newlines span it
+    over several (the line where it went wrong alone would not hold what is said of it)."""
+    return f"line {end}" if end <= start else f"the record on lines {start}-{end}"
 
 
 def _rows(reader, lines: _Lines, width: list):
     """The reader's rows; its csv.Error (a cell past csv's field limit, a NUL) a DataError.
     The first non-empty row (the header) may hold MAX_CELLS cells, each later one width[0]."""
-    lines.done(MAX_CELLS, lambda line, limit: (
-        f"line {line}: the header has more than {limit:,} columns; a data set holds at most "
+    lines.done(MAX_CELLS, lambda where, limit: (
+        f"{where}: the header has more than {limit:,} columns; a data set holds at most "
         f"{MAX_CELLS:,} values"))
     while True:
         try:
@@ -284,8 +315,8 @@ def _rows(reader, lines: _Lines, width: list):
             raise DataError(f"line {reader.line_num}: {problem}") from None
         if row:
             width[0] = width[0] or len(row)
-            lines.done(width[0], lambda line, limit: (
-                f"line {line} has more than {limit} cells; the header has {limit}"))
+            lines.done(width[0], lambda where, limit: (
+                f"{where} has more than {limit} cells; the header has {limit}"))
         else:
             lines.done(lines.limit, lines.what)
         yield row
@@ -308,7 +339,7 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
         raise DataError("the csv file is empty; it needs a header row and data rows")
     header = [cell.strip() for cell in header]
     if all(_NUMBER.match(cell) for cell in header):
-        raise DataError(f"line {reader.line_num}: the first row holds only numbers; a csv needs "
+        raise DataError(f"{place(*lines.last)}: the first row holds only numbers; a csv needs "
                         "a header row naming its columns")
     width = len(header)
     if width < 2:
@@ -333,36 +364,36 @@ def parse_csv(text: str, label: str | None = None) -> Loaded:
         if not row:
             continue
         if len(row) != width:
-            raise DataError(f"line {reader.line_num} has {len(row)} cells; the header has "
+            raise DataError(f"{place(*lines.last)} has {len(row)} cells; the header has "
                             f"{width}")
         if (len(y) + 1) * width > MAX_CELLS:
             check_cells(len(y) + 1, width)
         cells = row[:at] + row[at + 1:]
         if not all(map(_NUMBER.match, cells)):  # one pass for the common case; then find it
             col = next(c for c, cell in enumerate(row) if c != at and not _NUMBER.match(cell))
-            raise DataError(_bad_cell(reader.line_num, col, header, row[col].strip()))
+            raise DataError(_bad_cell(place(*lines.last), col, header, row[col].strip()))
         start = len(x)
         x.extend(map(float, cells))
         if not all(map(math.isfinite, x[start:])):
             col = next(c for c, cell in enumerate(row)
                        if c != at and not math.isfinite(float(cell)))
-            raise DataError(_bad_cell(reader.line_num, col, header, row[col].strip(),
+            raise DataError(_bad_cell(place(*lines.last), col, header, row[col].strip(),
                                       "is too large for a float"))
         y.append(row[at].strip())
         if not y[-1]:
-            raise DataError(_bad_cell(reader.line_num, at, header, "", "is empty (the label)"))
+            raise DataError(_bad_cell(place(*lines.last), at, header, "", "is empty (the label)"))
     if not y:
         raise DataError("the csv has a header but no data rows")
     features = np.array(x, dtype=np.float64).reshape(len(y), width - 1)
     return _labels(features, y)
 
 
-def _bad_cell(line: int, col: int, header: list[str], cell: str, what: str | None = None) -> str:
+def _bad_cell(where: str, col: int, header: list[str], cell: str, what: str | None = None) -> str:
     if what is None:
         what = ("is not finite; data values must be finite numbers"
                 if cell.lower().lstrip("+-.") in ("nan", "inf", "infinity") else "is not a number")
     shown = cell if len(cell) <= 40 else cell[:37] + "..."
-    return f"line {line}, column {col + 1} ({header[col]!r}): {shown!r} {what}"
+    return f"{where}, column {col + 1} ({header[col]!r}): {shown!r} {what}"
 
 
 def _labels(x: np.ndarray, cells: list[str]) -> Loaded:

@@ -3,6 +3,7 @@ sklearn.datasets called directly."""
 from __future__ import annotations
 
 import sys
+from fractions import Fraction
 
 import hypothesis.strategies as st
 import numpy as np
@@ -274,6 +275,25 @@ def test_quoted_commas_are_not_counted_as_cells(text, labels):
     assert [loaded.classes[i] for i in loaded.y] == labels
 
 
+@pytest.mark.parametrize("text, message", [
+    # a quoted newline spans a record over lines 4-5: line 5 alone ('y",3') has 2 cells
+    ('a,b\n1,"x\ny"\n2,"x\ny",3\n', "the record on lines 4-5 has more than 2 cells; the "
+     "header has 2"),
+    ('a,b\n1,"x\n\ny",3\n', "the record on lines 2-4 has more than 2 cells; the header has 2"),
+    ('a,b\r\n1,"x\r\ny"\r\n\r\n2,"x\r\ny,",3\r\n',  # after a blank line, \r\n endings
+     "the record on lines 5-6 has more than 2 cells; the header has 2"),
+    ('a,b\n1,2,"x\ny"\n', "line 2 has more than 2 cells; the header has 2"),  # wide on line 2
+    ('a,b,c\n"p\nq",2\n3,4,5\n', "the record on lines 2-3 has 2 cells; the header has 3"),
+    ('a,b\n"1\nx",2\n', "the record on lines 2-3, column 1 ('a'): '1\\nx' is not a number"),
+])
+def test_a_record_spanning_lines_is_reported_on_its_lines(text, message, built_rows):
+    with pytest.raises(DataError) as info:
+        data.parse_csv(text)
+    assert info.value.message == message
+    if "more than" in message:
+        assert max(built_rows) == 2  # the wide record never became a list of cells
+
+
 @pytest.mark.parametrize("row", ['1,x"y,z', '1, "y,z"', '1,"y"z,w'])
 def test_a_quote_inside_a_cell_does_not_hide_its_commas(row, built_rows):
     # csv reads a quote only where a cell starts; elsewhere it is text, and the comma after
@@ -298,10 +318,9 @@ def _no_warnings(call):
 
 
 @pytest.mark.parametrize("x, y, standardize, dtype, message", [
-    ([[1.0, 1e308], [2.0, 1.7e308], [3.0, 1.7e308]], [0, 1, 0], True, "float64",
-     "feature column 2: standardizing it overflows float64 (its values reach 1.7e+308)"),
-    ([[1e300], [-1e300], [3e299]], [0, 1, 0], True, "float64",  # std overflows: all 0
-     "feature column 1: standardizing it overflows float64 (its values reach 1e+300)"),
+    # the training part (rows 0-2) has std 8e-11; the held-out row 3 lies 1e308 from its mean
+    ([[5.0, 1.0], [6.0, 1.0 + 2e-10], [7.0, 1.0 + 1e-10], [8.0, 1e308]], [0, 1, 0, 1], True,
+     "float64", "feature column 2: standardizing it overflows float64 (its values reach 1e+308)"),
     ([[1.0], [-1e300], [3.0]], [0, 1, 0], False, "float32",
      "feature column 1: -1e+300 does not fit float32 (at most 3.40282e+38 in size)"),
     ([[1.0], [2.0], [3.0]], [0.5, 1e300, 2.0], False, "float32",
@@ -309,8 +328,10 @@ def _no_warnings(call):
 ])
 def test_a_value_that_overflows_when_scaled_or_cast_is_refused_by_column(x, y, standardize,
                                                                          dtype, message):
+    test = 0.25 if len(y) == 4 else 0.0  # with seed 0, the held-out row of 4 is row 3
     with pytest.raises(DataError) as info:
-        _no_warnings(lambda: data.prepare(Rows(x, y, standardize=standardize), 0, dtype))
+        _no_warnings(lambda: data.prepare(Rows(x, y, test=test, standardize=standardize), 0,
+                                          dtype))
     assert info.value.message == message
 
 
@@ -320,3 +341,62 @@ def test_large_values_that_fit_are_standardized_as_numpy_does():
                                               "float32"))
     expected = ((x - x.mean(axis=0)) / x.std(axis=0)).astype(np.float32)
     np.testing.assert_array_equal(np.sort(parts.x_train, axis=0), np.sort(expected, axis=0))
+
+
+HUGE_COLUMNS = [[1e300, -1e300, 3e299], [1e155, 2e155, -3e155, 4e155],
+                [1.0, 1.7e308, 1.7e308, -1.7976931348623157e308, 2.5e-300],
+                [-8.98846567431158e307] * 5 + [8.98846567431158e307]]
+
+
+def _exact_standardized(column: list) -> list:
+    """(x - mean) / std (ddof 0) of the column, worked out in exact fractions and a
+    60-digit square root: the oracle for columns whose squares pass float64's range."""
+    from decimal import Decimal, getcontext
+    from fractions import Fraction
+    getcontext().prec = 60
+    xs = [Fraction(v) for v in column]
+    mean = sum(xs) / len(xs)
+    var = sum((v - mean) ** 2 for v in xs) / len(xs)
+    std = (Decimal(var.numerator) / Decimal(var.denominator)).sqrt()
+    return [float(Decimal((v - mean).numerator) / Decimal((v - mean).denominator) / std)
+            for v in xs]
+
+
+@pytest.mark.parametrize("column", HUGE_COLUMNS)
+def test_a_column_whose_squares_overflow_is_standardized_exactly(column):
+    """Values near 1e155 or more: np.std squares them past float64's range (it was refused);
+    scaled by the power of two at the column's maximum first, they are standardized to float64
+    rounding of the exact answer, and to numpy's own on the column divided by that power."""
+    x = np.column_stack([np.array(column), np.arange(len(column), dtype=np.float64)])
+    parts = _no_warnings(lambda: data.prepare(Rows(x, [0] * len(column), standardize=True), 0,
+                                              "float64"))
+    rows = data.split(len(column), 0.0, 0)[1]  # the training part's order (no test part)
+    np.testing.assert_allclose(parts.x_train[:, 0], np.array(_exact_standardized(column))[rows],
+                               rtol=1e-15, atol=1e-15)  # a few ulps of values ~1
+    power = 2.0 ** np.ceil(np.log2(np.abs(column).max()) - 1)  # numpy, on values below 2
+    small = np.array(column)[rows] / power
+    np.testing.assert_array_equal(parts.x_train[:, 0], (small - small.mean()) / small.std())
+    # the ordinary column beside it is numpy's own, bit for bit
+    ordinary = x[rows, 1]
+    np.testing.assert_array_equal(parts.x_train[:, 1],
+                                  (ordinary - ordinary.mean()) / ordinary.std())
+    mean, std = data.standardizer(x)
+    np.testing.assert_allclose(mean[0], float(sum(map(Fraction, column)) / len(column)),
+                               rtol=4e-16)
+
+
+def test_ordinary_columns_standardize_bit_for_bit_as_numpy_does():
+    """The scaling touches only columns whose plain statistics overflow: over columns of every
+    size from 1e-300 to 1e150, prepare gives numpy's (x - mean) / std to the last bit."""
+    rng = np.random.default_rng(2026)
+    for k in range(200):
+        n, cols = int(rng.integers(1, 60)), int(rng.integers(1, 5))
+        x = rng.normal(rng.normal(size=cols) * 5, rng.uniform(0.01, 3, size=cols),
+                       size=(n, cols)) * 10.0 ** rng.uniform(-300, 150, size=cols)
+        rows = Rows(x, [0] * n, standardize=True)
+        parts = _no_warnings(lambda: data.prepare(rows, k, "float64"))  # noqa: B023 - called here
+        train = x[data.split(n, 0.0, k)[1]]
+        mean, std = train.mean(axis=0), train.std(axis=0)
+        same = (train == train[:1]).all(axis=0)
+        want = (train - np.where(same, train[0], mean)) / np.where(same | (std == 0), 1.0, std)
+        assert parts.x_train.tobytes() == want.tobytes(), k

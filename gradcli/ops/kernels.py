@@ -91,7 +91,27 @@ def mean(v, axis=None, keepdims=False):
         count = v.size if axis is None else math.prod(v.shape[a] for a in axis)
         if count:
             return np.add.reduce(v, axis=axis, keepdims=keepdims) / count
+    if np.size(v) == 0:
+        return _mean_of_nothing(v, axis, keepdims)
     return np.mean(v, axis=axis, keepdims=keepdims)
+
+
+def _mean_of_nothing(v, axis, keepdims):
+    """np.mean of an empty array, bit for bit (NaN where a mean is over no element, as
+    tf.reduce_mean gives), without the "Mean of empty slice" warning numpy prints to the
+    user: the NaN is the answer, and the non-finite report says where it was born. Silenced
+    in a copy of numpy's own steps (a sum, then a division by the count) rather than by
+    warnings.catch_warnings, which swaps process-wide filters under other threads."""
+    v = np.asarray(v)
+    # np.mean's accumulator: float64 for integers and booleans, float32 for float16
+    acc = np.float64 if v.dtype.kind in "biu" else np.float32 if v.dtype == np.float16 else None
+    count = v.size if axis is None else math.prod(v.shape[a] for a in np.atleast_1d(axis))
+    total = np.add.reduce(v, axis=axis, keepdims=keepdims, dtype=acc)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.true_divide(total, count)
+    if v.dtype == np.float16:
+        out = out.astype(np.float16)
+    return out
 
 
 _MEAN_FAST = (np.dtype(np.float64), np.dtype(np.float32))

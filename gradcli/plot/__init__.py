@@ -11,6 +11,7 @@ from ..errors import GradcliError
 
 FORMATS = (".png", ".svg", ".pdf")
 HINT = "pip install 'gradcli[plot]'"
+NAME_BYTES = 200    # of a default file name's spec name, leaving room for -<kind>.png
 NO_DATE = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}  # the same figure, the same bytes
 
 
@@ -44,8 +45,10 @@ def figure_target(output: str | None, name: str, kind: str, specs) -> tuple[Path
 
 
 def figure_name(name: str, kind: str) -> str:
-    """`<spec name>-<kind>.png`, with only safe characters (a spec's name is untrusted)."""
+    """`<spec name>-<kind>.png`, with only safe characters (a spec's name is untrusted), the
+    name cut to 200 bytes: a file name holds at most 255 (an 800-character name failed)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip(".-") or "gradcli"
+    safe = safe.encode()[:NAME_BYTES].decode(errors="ignore")  # a whole character at the cut
     return f"{safe}-{kind}.png"
 
 

@@ -6,8 +6,11 @@ import textwrap
 import numpy as np
 
 from ..printable import printable
-from . import marks, pyplot
+from . import fit, marks, pyplot
+from .fit import middle
 from .style import BLACK, BLUE, GREEN, VERMILLION, styled
+
+NAME = 40  # characters of a name inside the title (the figure then fits every text)
 
 
 def curve_figure(curve):
@@ -20,11 +23,13 @@ def curve_figure(curve):
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
                                           height_ratios=[1, 1.25], layout="constrained")
         fig.suptitle(printable(curve.name), fontweight="bold")
-        swept = f"{curve.input}{curve.element}"
-        title = [f"{curve.output} along {swept} (backend {curve.backend})"]
+        # names cut before the title is wrapped, so that it stays a few lines
+        output, name = middle(curve.output, NAME), middle(curve.input, NAME)
+        swept = f"{name}{curve.element}"
+        title = [f"{output} along {swept} (backend {curve.backend})"]
         if curve.element:  # which element moves, and why that one; the others stay put
             title.append(f"{swept} swept" + (f" ({curve.chosen})" if curve.chosen else "")
-                         + f"; the other elements of {curve.input} keep the spec's values")
+                         + f"; the other elements of {name} keep the spec's values")
         top.set_title("\n".join(textwrap.fill(printable(t), 90) for t in title), fontsize=9.5)
         top_lims = marks.limits([curve.forward])
         _axes(top, x, [(f"forward {curve.output}", curve.forward, BLACK, "-", None)], top_lims)
@@ -51,6 +56,7 @@ def curve_figure(curve):
         bottom.set_xlabel(f"{swept}: input value swept")
         # below the axes: "best" does not avoid the shaded region (a fill is not a line)
         bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
+        fit.figure(fig, legend_share=0.4)
     return fig
 
 

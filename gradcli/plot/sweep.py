@@ -23,9 +23,12 @@ import numpy as np
 
 from ..printable import printable
 from ..sweep.stats import column_stats
-from . import marks, pyplot
+from . import fit, marks, pyplot
+from .fit import middle
 from .style import line_style, styled
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number
+
+NAME = 40  # characters of a name inside the subtitle (the figure then fits every text)
 
 
 @dataclass
@@ -50,6 +53,8 @@ class SweepSeries:
     nonfinite: int = 0                # runs whose y is empty, NaN or infinite, left out
     pooled: list = field(default_factory=list)  # other swept keys (but seed) averaged over
     bounds: tuple | None = None       # (lo, hi) the column cannot leave, else None
+    sizes: dict = field(default_factory=dict)   # pooled key -> how many values it takes
+    observed: tuple | None = None     # (lowest, highest) finite value of the runs drawn
 
     def band(self, line: SweepLine) -> tuple[np.ndarray, np.ndarray]:
         """The drawn band of a line: mean ∓ std, clipped to the column's bounds (NaN stays)."""
@@ -67,6 +72,23 @@ class SweepSeries:
             return any(np.any(line.mean - line.std < lo) or np.any(line.mean + line.std > hi)
                        for line in self.lines)
 
+    def crosses_zero(self) -> str | None:
+        """"below" when every run drawn is >= 0 (a loss) and a band reaches below 0, "above"
+        when every run is <= 0 and a band reaches above 0, else None. The band is right (mean
+        ± std is a spread, not a range of runs) but reads as a sign no run has: the legend
+        says so. Past the runs' range otherwise (above the highest loss) needs no word."""
+        if self.observed is None:
+            return None
+        lo, hi = self.observed
+        lower = np.concatenate([self.band(line)[0] for line in self.lines])
+        upper = np.concatenate([self.band(line)[1] for line in self.lines])
+        with np.errstate(invalid="ignore"):
+            if lo >= 0 and np.any(lower < 0):
+                return "below"
+            if hi <= 0 and np.any(upper > 0):
+                return "above"
+        return None
+
     def notes(self) -> list:
         found = []
         if self.failed:
@@ -77,14 +99,20 @@ class SweepSeries:
         others = [k for k in self.pooled if k != "seed"]
         if others:  # the subtitle names them too; the legend keeps them in view
             found.append("pooled over " + ", ".join(others))
+        side = self.crosses_zero()
+        if side:
+            found.append(f"band {side} 0: mean {'−' if side == 'below' else '+'} 1 std "
+                         f"(every run {'≥' if side == 'below' else '≤'} 0)")
         return found
 
     def over(self) -> str:
-        """What each point's mean and std are over: "over seed", "over seed, lr", or the
-        single run's value when nothing is pooled."""
+        """What each point's mean and std are over: "over 8 seeds", "over 8 seeds × 3 values of
+        lr", or the single run's value when nothing is pooled."""
         if not self.pooled:
             return "one run per point (nothing pooled)"
-        return "over " + ", ".join(self.pooled)
+        return "over " + " × ".join(
+            f"{self.sizes.get(k, '?')} seeds" if k == "seed" else f"{self.sizes.get(k, '?')} "
+            f"values of {k}" for k in self.pooled)
 
 
 def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> SweepSeries:
@@ -127,7 +155,9 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
     pooled = [k for k in sweep.keys if k not in (x, hue) and len(sweep.values(k)) > 1]
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
                        failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled,
-                       bounds=bounds(y, np.concatenate([line.mean for line in lines])))
+                       bounds=bounds(y, np.concatenate([line.mean for line in lines])),
+                       sizes={k: len(sweep.values(k)) for k in pooled},
+                       observed=observed(rows, x, y, hue, x_values))
 
 
 # A metric named so holds a share of rows: in [0, 1] ("accuracy", "acc", "top1_accuracy").
@@ -153,6 +183,14 @@ def bounds(column: str, means) -> tuple[float, float] | None:
     return found if np.all((means >= found[0]) & (means <= found[1])) else None
 
 
+def observed(rows: list, x: str, y: str, hue: str | None, x_values: list) -> tuple | None:
+    """(lowest, highest) finite y of the runs drawn (those at a drawn x value), or None."""
+    ys = np.array([number(r.get(y)) for r in rows if r.get(x) in x_values
+                   and (hue is None or r.get(hue) is not None)], dtype=np.float64)
+    ys = ys[np.isfinite(ys)]
+    return (float(ys.min()), float(ys.max())) if ys.size else None
+
+
 def _nan(v) -> float:
     return math.nan if v is None else v
 
@@ -173,8 +211,10 @@ def sweep_figure(title: str, series: SweepSeries):
     with styled(plt):
         fig, ax = plt.subplots(figsize=(7.2, 4.6), layout="constrained")
         fig.suptitle(printable(title), fontweight="bold")
-        subtitle = (f"{printable(series.y_column)} against {printable(series.x_key)}: mean ± 1 std "
-                    f"(ddof 1) {printable(series.over())}")
+        # names cut before the text is wrapped, so that it stays two or three lines
+        subtitle = (f"{middle(printable(series.y_column), NAME)} against "
+                    f"{middle(printable(series.x_key), NAME)}: mean ± 1 std (ddof 1) "
+                    f"{middle(printable(series.over()), 2 * NAME)}")
         if series.clipped():
             subtitle += f"; bands clipped to [{series.bounds[0]:g}, {series.bounds[1]:g}]"
         ax.set_title(textwrap.fill(subtitle, 95), fontsize=9.5)
@@ -201,16 +241,16 @@ def sweep_figure(title: str, series: SweepSeries):
             _fewer(ax, x, line, style["color"])
         x = series.positions
         if series.categorical:
-            ax.set_xticks(x, [printable(v) for v in series.x_values])
+            ax.set_xticks(x, _tick_labels(series.x_values))
             ax.set_xlim(x.min() - 0.4, x.max() + 0.4) if len(x) else None
             ax.grid(axis="x", visible=False)
-            if sum(len(printable(v)) for v in series.x_values) > 60:  # long labels: slant them
+            if sum(len(t) for t in _tick_labels(series.x_values)) > 60:  # long labels: slant them
                 ax.tick_params(axis="x", labelrotation=20)
         else:
             if len(x) > 1 and marks.spans_decades(x, 1.0):
                 ax.set_xscale("log")
             if len(x) <= 12:  # a tick at each swept value, written as in results.csv
-                ax.set_xticks(x, _spaced(x, [printable(v) for v in series.x_values],
+                ax.set_xticks(x, _spaced(x, _tick_labels(series.x_values),
                                          ax.get_xscale() == "log"))
                 ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.set_xlabel(f"{printable(series.x_key)} (swept)")
@@ -221,9 +261,17 @@ def sweep_figure(title: str, series: SweepSeries):
             labels.append(note)
         title_text = f"{printable(series.hue_key)}" if series.hue_key else None
         # below the axes: "best" would not avoid the bands (a fill is not a line)
+        columns = 2 if len(labels) > 3 else 1
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  ncols=2 if len(labels) > 3 else 1, title=title_text)
+                  ncols=columns, title=title_text)
+        # each column's text beside its handle (0.08 of the width with the column spacing)
+        fit.figure(fig, legend_share=(0.97 - 0.08 * columns) / columns)
     return fig
+
+
+def _tick_labels(values: list) -> list:
+    """The x values as written in results.csv, each cut to its share of the axis' width."""
+    return [middle(printable(v), max(6, 48 // max(len(values), 1))) for v in values]
 
 
 def _fewer(ax, x: np.ndarray, line: SweepLine, color: str) -> None:

@@ -1,7 +1,8 @@
 """Training curves: the loss and every metric against steps, one line per run.
 
 A run is (label, {quantity: {"train": values, "test": values or absent,
-"steps": x or absent, "final": {"step", "value", "label"} or absent}}): the loss has
+"steps": x or absent, "final": {"step", "value", "label"} or absent, "ylabel": the axes'
+label or absent (then the quantity's name)}}): the loss has
 a value per step (x 0, 1, ...), a metric one per evaluation (x its eval_steps).
 Each quantity gets its own axes; a run keeps its colour and marker throughout, its
 training part solid, its test part dashed; where a quantity has both parts, the legend
@@ -20,12 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import marks, pyplot
+from . import fit, marks, pyplot
+from .fit import middle
 from .style import line_style, styled
 
 PARTS = (("train", "-"), ("test", "--"))  # the training part solid, the held-out part dashed
 OVERLAP = 2e-3      # lines closer than this share of the axes' span look like one line
 FINAL_MARKER = "*"
+LABEL = 40          # characters of a spec's name in a run's label (the legend's entries)
 
 
 def loss_points(record) -> tuple[list, dict | None]:
@@ -47,14 +50,31 @@ def loss_points(record) -> tuple[list, dict | None]:
 
 def record_series(record, loss_name: str) -> dict:
     """A TrainRecord's quantities for train_figure: `loss (<name>)` per step with its final
-    value, then each metric at its evaluation points, on the training and (when there is
-    one) the test part."""
+    value (its axes labelled by loss_label), then each metric at its evaluation points, on
+    the training and (when there is one) the test part."""
     loss, final = loss_points(record)
-    series = {f"loss ({loss_name})": {"train": loss, **({"final": final} if final else {})}}
+    series = {f"loss ({loss_name})": {"train": loss, **({"final": final} if final else {}),
+                                      "ylabel": loss_label(loss_name)}}
     for metric, parts in record.metrics.items():
         series[metric] = {part: values for part, values in parts.items() if part in ("train", "test")}
         series[metric]["steps"] = list(record.eval_steps)
     return series
+
+
+def loss_label(name: str) -> str:
+    """The y label of the loss's axes: the loss's name when it says it is a loss ("loss",
+    "train_loss", "logloss"), else "loss (xent)"; never "loss (loss)"."""
+    return name if "loss" in name.lower() else f"loss ({name})"
+
+
+def y_labels(quantities: list, runs: list) -> dict:
+    """{quantity: its axes' y label}: a series' own "ylabel" (the loss's), else the metric's
+    name; a metric whose name is also a loss's label (a metric named loss) is "loss (metric)",
+    so that no two axes read alike."""
+    own = {q: next((series[q]["ylabel"] for _, series in runs if "ylabel" in series.get(q, {})),
+                   None) for q in quantities}
+    losses = set(own.values())
+    return {q: own[q] or (f"{q} (metric)" if q in losses else q) for q in quantities}
 
 
 def training_runs(runs: list, *, several_specs: bool) -> list:
@@ -65,8 +85,10 @@ def training_runs(runs: list, *, several_specs: bool) -> list:
         if result.train is None:
             raise GradcliError(f"{exp.path}: the spec has no train: block, so there is no "
                                "training to plot")
-        label = " · ".join([exp.name] * several_specs + [result.backend] * (backend is not None))
-        found.append((label or exp.name, record_series(result.train, exp.train.loss)))
+        # a long name cut here, before a legend entry adds ", overlaps <name>" or " (test)"
+        name = middle(exp.name, LABEL)
+        label = " · ".join([name] * several_specs + [result.backend] * (backend is not None))
+        found.append((label or name, record_series(result.train, exp.train.loss)))
     return found
 
 
@@ -102,19 +124,20 @@ def train_figure(title: str, runs: list, units: dict | None = None):
     non-finite final value as a star in its run's lane."""
     plt = pyplot()
     quantities = list(dict.fromkeys(q for _, series in runs for q in series))
-    units = units or {}
+    units = {**y_labels(quantities, runs), **(units or {})}
     with styled(plt):
         fig, axes = plt.subplots(len(quantities), 1, sharex=True, squeeze=False, layout="constrained",
                                  figsize=(9.0, 2.2 + 2.4 * len(quantities)))
         fig.suptitle(title, fontweight="bold")
         for ax, quantity in zip(axes[:, 0], quantities):
             handles, labels = _quantity(ax, quantity, runs)
-            ax.set_ylabel(units.get(quantity, quantity))
+            ax.set_ylabel(units[quantity])
             # outside the axes: inside, "best" still covers points when every spot is taken
             ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                       borderaxespad=0.0)
         axes[-1, 0].set_xlabel("training step (optimizer updates before the value)")
         axes[-1, 0].xaxis.get_major_locator().set_params(integer=True)
+        fit.figure(fig, legend_share=0.45)  # the legends right of the axes: 4 of 9 inches
     return fig
 
 

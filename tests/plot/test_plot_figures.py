@@ -114,7 +114,7 @@ def test_plot_train_draws_the_loss_per_step_and_goes_log_past_two_decades(tmp_pa
     (ax,) = drawn["fig"].axes
     assert drawn["fig"]._suptitle.get_text() == "descent"
     assert ax.get_yscale() == scale
-    assert ax.get_xlabel().startswith("training step") and ax.get_ylabel() == "loss (loss)"
+    assert ax.get_xlabel().startswith("training step") and ax.get_ylabel() == "loss"
     expected = descent_losses(steps)
     drawn = {line.get_gid(): line for line in ax.get_lines()}
     for backend in ("numpy", "torch"):

@@ -12,10 +12,11 @@ from gradcli.plot import figure_bytes
 from gradcli.plot.train import train_figure, training_runs
 
 
-def run(name, loss, final_loss, acc, eval_steps, backend="numpy"):
-    exp = SimpleNamespace(name=name, path=f"{name}.yaml", train=SimpleNamespace(loss="xent"))
+def run(name, loss, final_loss, acc, eval_steps, backend="numpy", loss_name="xent",
+        metric="accuracy"):
+    exp = SimpleNamespace(name=name, path=f"{name}.yaml", train=SimpleNamespace(loss=loss_name))
     record = TrainRecord(loss=loss, params={}, gradients=[], final_loss=final_loss, steps=len(loss),
-                         eval_steps=eval_steps, metrics={"accuracy": acc})
+                         eval_steps=eval_steps, metrics={metric: acc})
     return exp, None, SimpleNamespace(train=record, backend=backend)
 
 
@@ -193,3 +194,25 @@ def test_the_legend_sits_outside_the_axes_one_entry_per_line_and_one_for_the_sta
     stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
     assert [list(s.get_xdata()) for s in stars] == [[3]] * 4
     assert [list(s.get_ydata()) for s in stars] == [[61.7680125]] * 4
+
+
+@pytest.mark.parametrize("loss_name, metric, labels", [
+    ("loss", "accuracy", ["loss", "accuracy"]),            # not "loss (loss)"
+    ("xent", "accuracy", ["loss (xent)", "accuracy"]),     # the name alone would not say loss
+    ("train_loss", "acc", ["train_loss", "acc"]),          # the name says it already
+    ("LogLoss", "top1", ["LogLoss", "top1"]),
+    ("loss", "loss", ["loss", "loss (metric)"]),           # a metric named loss: told apart
+    ("xent", "xent", ["loss (xent)", "xent"]),
+])
+def test_each_axes_y_label_reads_as_what_it_shows(loss_name, metric, labels):
+    a = run("a", [1.0, 0.5], 0.25, {"train": [0.5, 0.75]}, [0, 2], loss_name=loss_name,
+            metric=metric)
+    fig = train_figure("a", training_runs([a], several_specs=False))
+    assert [ax.get_ylabel() for ax in fig.axes] == labels
+
+
+def test_two_specs_with_differently_named_losses_get_an_axes_each():
+    a = run("a", [1.0, 0.5], 0.25, {"train": [0.5, 0.75]}, [0, 2], loss_name="loss")
+    b = run("b", [2.0, 1.5], 1.0, {"train": [0.25, 0.5]}, [0, 2], loss_name="nll")
+    fig = train_figure("a vs b", training_runs([a, b], several_specs=True))
+    assert [ax.get_ylabel() for ax in fig.axes] == ["loss", "accuracy", "loss (nll)"]
