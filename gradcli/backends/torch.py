@@ -244,7 +244,9 @@ def _ops(torch, dtypes) -> dict:
         "prod": reduction(prod),  # torch.prod takes one dim
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
-        "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
+        # tf.one_hot's zero row for an index outside [0, depth), where F.one_hot fails
+        "one_hot": lambda i, depth, dtype: (i[..., None] == torch.arange(depth, device=i.device)).to(
+            dtypes[dtype]),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
         "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }

@@ -135,23 +135,22 @@ def clip(v, lo, hi):
 
 
 def one_hot(v, depth: int, dtype=np.float64):
-    """np.eye(depth)[v] (negative indices wrap, others out of range fail) without the
+    """Rows of np.eye(depth) picked by the integer indices v, and, as tf.one_hot, a row of
+    zeros for an index outside [0, depth) (the "-1 = ignore" label), without the
     depth x depth identity, which one_hot(i, 10**9) would have allocated."""
     v = np.asarray(v)
-    if v.size:
-        hi, lo = v.max(), v.min()
-        if hi >= depth or lo < -depth:
-            raise IndexError(f"index {hi if hi >= depth else lo} is out of bounds for axis 0 "
-                             f"with size {depth}")
-    if depth and v.dtype.kind in "iu":
+    flat = v.reshape(-1)
+    out = np.zeros(flat.size * depth, dtype=dtype)
+    if out.size:
         # one flat fancy assignment: put_along_axis's index building costs more than the
         # work for a batch of labels (this runs every training step)
-        out = np.zeros(v.size * depth, dtype=dtype)
-        out[np.arange(0, v.size * depth, depth) + (v.reshape(-1) % depth)] = 1
-        return out.reshape(v.shape + (depth,))
-    out = np.zeros(v.shape + (depth,), dtype=dtype)
-    np.put_along_axis(out, (v % depth)[..., None] if depth else v[..., None], 1, axis=-1)
-    return out
+        starts = np.arange(0, out.size, depth)
+        inside = (flat >= 0) & (flat < depth)
+        if inside.all():
+            out[starts + flat.astype(np.int64, copy=False)] = 1
+        else:
+            out[starts[inside] + flat[inside].astype(np.int64)] = 1
+    return out.reshape(v.shape + (depth,))
 
 
 def zero_out(v):

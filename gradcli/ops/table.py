@@ -137,7 +137,8 @@ op("concat(values, axis=0)", "join a list of tensors along an existing axis", "K
    torch=OWN, jax=OWN, tensorflow=OWN)
 op("stack(values, axis=0)", "join a list of tensors along a new axis", "K.stack", variadic=True,
    torch=OWN, jax=OWN, tensorflow=OWN)
-op("one_hot(indices, depth)", "float one-hot rows of length depth for integer indices",
+op("one_hot(indices, depth)", "float one-hot rows of length depth for integer indices; an index "
+   "outside [0, depth) (as -1) gives a row of zeros, as tf.one_hot",
    "K.one_hot", attrs=("depth",), gradient=False, torch=OWN, jax=OWN, tensorflow=OWN)
 op("getitem(x, index)", "x[index]: integers, slices, None and integer lists", "K.getitem",
    attrs=("index",), torch=OWN, jax=OWN, tensorflow=OWN)
