@@ -57,20 +57,44 @@ erf = _elementwise(math.erf)
 erfc = _elementwise(math.erfc)
 
 
+def reduce_max(v, axis=None, keepdims=False):
+    """np.max, and over an empty axis tf.reduce_max's identity (empty_identity)."""
+    empty = {} if np.size(v) else {"initial": empty_identity(np.asarray(v).dtype, "max")}
+    return np.max(v, axis=axis, keepdims=keepdims, **empty)
+
+
+def reduce_min(v, axis=None, keepdims=False):
+    """np.min, and over an empty axis tf.reduce_min's identity (empty_identity)."""
+    empty = {} if np.size(v) else {"initial": empty_identity(np.asarray(v).dtype, "min")}
+    return np.min(v, axis=axis, keepdims=keepdims, **empty)
+
+
+def empty_identity(dtype, op: str):
+    """What tf.reduce_max (op "max") or tf.reduce_min ("min") gives over an empty axis, where
+    numpy, torch and jax fail: -inf / +inf, an integer dtype's lowest / highest value, a bool's
+    False / True. Every backend asks here; a non-empty input keeps its framework's own call."""
+    dtype, lowest = np.dtype(dtype), op == "max"
+    if dtype.kind == "f":
+        return -math.inf if lowest else math.inf
+    if dtype.kind in "iu":
+        return int(np.iinfo(dtype).min if lowest else np.iinfo(dtype).max)
+    return not lowest
+
+
 def logsumexp(v, axis=None, keepdims=False):
-    peak = np.max(v, axis=axis, keepdims=True)
+    peak = reduce_max(v, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)
     out = np.log(np.sum(np.exp(v - peak), axis=axis, keepdims=True)) + peak
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
 def softmax(v, axis=-1):
-    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
+    e = np.exp(v - reduce_max(v, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def log_softmax(v, axis=-1):
-    shifted = v - np.max(v, axis=axis, keepdims=True)
+    shifted = v - reduce_max(v, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 

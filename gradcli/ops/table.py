@@ -110,8 +110,8 @@ op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dt
 for _name, _kernel, _torch, _jax, _doc in [
     ("sum", "np.sum", "sum", "jnp.sum", "sum over axis (all by default)"),
     ("mean", "K.mean", "mean", "jnp.mean", "mean over axis"),
-    ("max", "np.max", "amax", "jnp.max", "max over axis; ties share the gradient equally, as TensorFlow"),
-    ("min", "np.min", "amin", "jnp.min", "min over axis; ties share the gradient equally, as TensorFlow"),
+    ("max", "K.reduce_max", OWN, OWN, "max over axis; ties share the gradient equally, as TensorFlow"),
+    ("min", "K.reduce_min", OWN, OWN, "min over axis; ties share the gradient equally, as TensorFlow"),
     ("prod", "np.prod", OWN, "jnp.prod", "product over axis"),
     ("logsumexp", "K.logsumexp", "logsumexp", "jsp.logsumexp",
      "log(sum(exp(x))) over axis, computed stably"),
