@@ -59,14 +59,16 @@ erfc = _elementwise(math.erfc)
 
 def reduce_max(v, axis=None, keepdims=False):
     """np.max, and over an empty axis tf.reduce_max's identity (empty_identity)."""
-    empty = {} if np.size(v) else {"initial": empty_identity(np.asarray(v).dtype, "max")}
-    return np.max(v, axis=axis, keepdims=keepdims, **empty)
+    if np.size(v):
+        return np.max(v, axis=axis, keepdims=keepdims)
+    return np.max(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "max"))
 
 
 def reduce_min(v, axis=None, keepdims=False):
     """np.min, and over an empty axis tf.reduce_min's identity (empty_identity)."""
-    empty = {} if np.size(v) else {"initial": empty_identity(np.asarray(v).dtype, "min")}
-    return np.min(v, axis=axis, keepdims=keepdims, **empty)
+    if np.size(v):
+        return np.min(v, axis=axis, keepdims=keepdims)
+    return np.min(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "min"))
 
 
 def empty_identity(dtype, op: str):
