@@ -77,7 +77,8 @@ def _refuse_shape(node: YNode, key: str, expected, spec: InputSpec | None, what:
         return
     raise fail(node, key, f"expected a {what} of shape {_shape(spec.recipe.shape)} (the shape "
                           f"of input {spec.name!r}), got shape {_shape(expected.shape)}",
-               "a single number is compared with every element")
+               "a single number is compared with every element; --set expect=null runs the "
+               "spec without its expect")
 
 
 def _shape(shape: tuple[int, ...]) -> str:

@@ -82,3 +82,20 @@ def test_the_right_shape_or_a_scalar_still_loads_and_is_compared_by_the_run(tmp_
     else:
         assert ran.exit_code == 0 and doc["expect"] == {"passed": True, "failures": []}
     assert np.allclose(doc["gradients"]["y"]["x"]["true"], 4.0 * x, rtol=1e-12, atol=0)
+
+
+def test_a_set_that_reshapes_an_input_meets_the_expect_at_load(tmp_path):
+    """--set changes the input before the spec is built: the expect written for the old shape
+    is refused at its place, and the hint says how to run without it."""
+    path = tmp_path / "s.yaml"
+    path.write_text(SPEC.format(x=X, key="gradients", block="{y: {x: [4.0, 8.0, 12.0]}}"))
+    result = CliRunner().invoke(cli, ["run", str(path), "--set", "inputs.x=[1.0, 2.0]"],
+                                env={"NO_COLOR": "1"})
+    assert result.exit_code == 2, result.output
+    assert "expect.gradients.y.x: expected a gradient of shape [2] (the shape of input 'x'), " \
+           "got shape [3]" in result.stderr
+    assert "--set expect=null" in result.stderr
+    fine = CliRunner().invoke(cli, ["run", str(path), "--set", "inputs.x=[1.0, 2.0]", "--set",
+                                    "expect=null", "--format", "json", "--no-numeric"])
+    assert fine.exit_code == 0, fine.output
+    assert json.loads(fine.stdout)["gradients"]["y"]["x"]["true"] == [4.0, 8.0]  # 2 w x, w = 2
