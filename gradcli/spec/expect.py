@@ -4,7 +4,8 @@ Expected arrays are checked literals (spec/arrays.py), made into arrays when a r
 An expected array for an input (its value, its gradient, its trained value) must have the
 input's shape, which is known now: a wrong one is refused here with its place (`gradcli check`
 catches it), not found by the run. A let's or an output's shape is known only when a run makes
-it, and a scalar is compared with every element, as the run compares.
+it, and a scalar is compared with every element, as the run compares. Likewise an expected
+loss list longer than train.steps can never be met (shorter can: a stopped training).
 """
 from __future__ import annotations
 
@@ -134,4 +135,8 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
     if loss_node is not None:
         seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
         loss = [expected_number(item, sub(key, "loss")) for item in seq.items]
+        if train.steps is not None and len(loss) > train.steps:  # one loss a step, at most
+            raise fail(loss_node, sub(key, "loss"), f"expected at most {train.steps} losses "
+                       f"(train.steps is {train.steps}), got {len(loss)}",
+                       "a training stopped early records fewer")
     return params, loss, expected_final(optional(block, "final"), sub(key, "final"), train.metrics)

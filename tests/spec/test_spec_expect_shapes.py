@@ -43,6 +43,7 @@ WRONG = [  # (key, block, where the wrong array starts, dotted key, what, its sh
     ("values", "{x: [1.0, 2.0, 3.0, 4.0]}", "[1.0", "expect.values.x", "value", "[4]"),
     ("train", "{params: {x: [1.0, 2.0]}}", "[1.0", "expect.train.params.x", "trained value",
      "[2]"),
+    ("train", "{loss: [28.0, 7.0]}", "[28", "expect.train.loss", "", ""),  # steps: 1
 ]
 
 
@@ -55,8 +56,9 @@ def test_a_wrong_shape_for_an_input_is_a_placed_error_at_load(tmp_path, command,
     assert result.stdout == ""
     line = SPEC.splitlines().index("  {key}: {block}") + 1
     column = f"  {key}: {block}".index(start) + 1
-    assert f"{path}:{line}:{column}: {dotted}: expected a {what} of shape [3] (the shape of " \
-           f"input 'x'), got shape {got}" in result.stderr
+    said = (f"expected a {what} of shape [3] (the shape of input 'x'), got shape {got}" if what
+            else "expected at most 1 losses (train.steps is 1), got 2")
+    assert f"{path}:{line}:{column}: {dotted}: {said}" in result.stderr
     assert "Traceback" not in result.output
 
 
@@ -65,6 +67,7 @@ def test_a_wrong_shape_for_an_input_is_a_placed_error_at_load(tmp_path, command,
     ("true_gradients", "{y: {x: 4.0}}"),  # a scalar is compared with every element
     ("values", "{x: [1.0, 2.0, 3.0], w: 2.0}"),
     ("train", "{params: {x: [0.5, 1.0, 1.5]}}"),  # x - 0.125 * 2 w x, w = 2
+    ("train", "{loss: [28.0]}"),  # sum(w x^2) before the step: 2 * 14
 ])
 def test_the_right_shape_or_a_scalar_still_loads_and_is_compared_by_the_run(tmp_path, key, block):
     x = np.asarray(X)
