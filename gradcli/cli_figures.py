@@ -84,12 +84,14 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
     part as a star), and every train.metrics entry at its evaluation steps (training part
     solid, test part dashed): one line per spec (or per backend)."""
     from . import runner
+    from .labels import told_apart
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()
     loaded = [load_one(p, overrides, False, err, output) for p in specs]
     names = backends or [None]
-    title = printable(loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded))
+    title = printable(loaded[0].name if len(loaded) == 1
+                      else " vs ".join(told_apart([e.name for e in loaded])))
     target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
     runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False,
                                                       max_memory=max_memory))
