@@ -148,7 +148,8 @@ def report(specs, backend, overrides, output, max_memory) -> None:
     for path in specs:
         work = ((lambda path=path: report_sweep.entry(path)) if path.is_dir() else
                 (lambda path=path: html.entry(load_one(path, overrides, False, err, output),
-                                              backend, curve, max_memory)))
+                                              backend, curve, max_memory)) if path.exists() else
+                (lambda path=path: _neither(path)))
         outcome = attempt(path, work, err)
         failures += isinstance(outcome, Failure)
         entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
@@ -162,6 +163,13 @@ def report(specs, backend, overrides, output, max_memory) -> None:
     outputs.write_file(target, html.page(entries, version=__version__), output)
     _wrote(out, output)
     raise SystemExit(worst(codes))
+
+
+def _neither(path: Path):
+    """report takes a spec file or a sweep directory: a missing path is neither (load_spec's
+    own message would call it the spec file)."""
+    from .errors import SpecError
+    raise SpecError(f"no spec file or sweep directory {str(path)!r}", path=str(path))
 
 
 def _wrote(out, shown) -> None:
