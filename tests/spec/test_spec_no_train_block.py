@@ -31,7 +31,8 @@ def test_a_whole_train_block_may_still_be_set(load, overrides):
 def test_a_block_inside_train_created_by_a_key_is_named(spec_error):
     trains = NO_TRAIN + "train: {loss: y, optimizer: {name: sgd, lr: 0.5}, steps: 2}\n"
     err = spec_error(trains, overrides=["train.schedule.step.every=3"])
-    assert "the spec has no train.schedule: block, and this key alone would create one: add train.schedule: to the spec with its required keys" in str(err)
+    assert ("the spec has no train.schedule: block, and this key alone would create one: add "
+            "train.schedule: to the spec with its required keys") in str(err)
 
 
 def test_a_sweep_key_under_train_is_reported_where_it_was_written(tmp_path):
