@@ -33,7 +33,7 @@ def spec_text(text, style: str = "") -> Text:
 
 # ----- numbers -----
 def number_text(value, *, differs: bool = False, digits: int = 6) -> Text:
-    """A number for a table cell: NaN and inf stand out, a differing gradient is marked."""
+    """A number for a table cell: nan and inf stand out, a differing gradient is marked."""
     from rich.text import Text
 
     return Text(*_number(value, differs, digits))
@@ -44,7 +44,7 @@ def _number(value, differs: bool = False, digits: int = 6) -> Styled:
         return NOTHING, "dim"
     v = float(value)
     if math.isnan(v) or math.isinf(v):
-        return str(v).replace("inf", "∞"), "bold red"
+        return str(v), "bold red"  # "inf", "-inf": as the notes and numpy's arrays spell it
     text = f"{v:.{digits}g}" if isinstance(value, (float, np.floating)) else str(value)
     return text, "yellow" if differs else ""
 

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from .printable import printable
 from .render import jsonable, number_text
+from .sweep.failures import ERROR, EXPECT, KINDS, STOPPED, failure_kind
 
 GRADIENT_STATS = ("grad_mean_norm", "grad_std", "bias", "cosine_of_means")
 SHORT = {"grad_mean_norm": "grad_mean_norm ‖ḡ‖", "grad_std": "grad_std", "bias": "bias",
@@ -50,7 +51,7 @@ def report_tables(report: dict, title: str = "sweep") -> list[Table]:
     for group in groups:
         n = Text(str(group["n"]))
         if group["failed"]:
-            n.append(f" ({failed_text(_group_errors(report, group, keys))})", style="bold red")
+            n.append(f" ({failed_text(_group_failures(report, group, keys))})", style="bold red")
         cells = [*_param_cells(group, keys), n]
         for column in columns:
             stat = group["columns"].get(column, {})
@@ -109,25 +110,22 @@ def _number(value, digits: int) -> Text:
     return Text(NOTHING, style="dim") if value is None else number_text(value, digits=digits)
 
 
-# How sweep/execute.py words the failure of a run that kept its result (failure_of); any
-# other error is a run without a result.
-FAILURE_KINDS = (("expect: ", "failed expect"), ("training stopped at step ", "stopped"))
+# The words for each failure kind (sweep/failures.py); an error is a run without a result
+FAILURE_WORDS = {ERROR: "failed", EXPECT: "failed expect", STOPPED: "stopped"}
 
 
-def failed_text(errors: list[str]) -> str:
+def failed_text(kinds: list[str]) -> str:
     """"4 failed expect", "1 failed, 1 stopped": a group's failed runs counted by kind, so
     that an unmet expect (its result kept and averaged) does not read as a crash."""
     counts: dict[str, int] = {}
-    for error in errors:
-        kind = next((k for prefix, k in FAILURE_KINDS if error.startswith(prefix)), "failed")
+    for kind in kinds:
         counts[kind] = counts.get(kind, 0) + 1
-    order = ["failed"] + [k for _, k in FAILURE_KINDS]
-    return ", ".join(f"{counts[k]} {k}" for k in order if k in counts)
+    return ", ".join(f"{counts[k]} {FAILURE_WORDS[k]}" for k in KINDS if k in counts)
 
 
-def _group_errors(report: dict, group: dict, keys: list) -> list[str]:
+def _group_failures(report: dict, group: dict, keys: list) -> list[str]:
     label = [json.dumps(group["params"][k], sort_keys=True) for k in keys]
-    return [str(r["error"]) for r in report["runs"] if r.get("error")
+    return [failure_kind(r) for r in report["runs"] if r.get("error")
             and [json.dumps(r["params"].get(k), sort_keys=True) for k in keys] == label]
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .plot import sweep_dir
 from .plot.sweep import sweep_figure, sweep_series
+from .sweep.failures import failure_kind
 from .sweep.stats import STATS, column_stats, group_gradients
 
 MAX_FIGURES = 24  # a wide grid of keys × columns: the first ones, and a note saying so
@@ -71,7 +72,7 @@ def section(e: SweepEntry) -> str:
     s = e.sweep
     failed = len(s.failed)
     from .render_sweep import failed_text
-    failed_note = failed_text([_error(s, row) for row in s.rows if row.get("run") in s.failed])
+    failed_note = failed_text([_kind(s, row) for row in s.rows if row.get("run") in s.failed])
     swept = "; ".join(f"<code>{escape(k)}</code>: {escape(', '.join(s.values(k)))}" for k in s.keys)
     parts = [f"<section><h2>{escape(s.name)}</h2>",
              f'<p class="meta">sweep directory <code>{escape(str(s.path))}</code> · '
@@ -119,11 +120,18 @@ def _failures(s) -> str:
             "kept its result, like an unmet expect, is in its group's)</h3><ul>" + "".join(items) + "</ul>")
 
 
-def _error(s, row: dict) -> str:
+def _error(s, row: dict, doc: dict | None = None) -> str:
     """A failed run's error: results.csv's cell, else its run file's (a run stopped
     before results.csv had its row)."""
-    doc = sweep_dir.run_doc(s.path, row["run"]) or {}
+    doc = (sweep_dir.run_doc(s.path, row["run"]) or {}) if doc is None else doc
     return row.get("error") or str(doc.get("error") or "failed")
+
+
+def _kind(s, row: dict) -> str:
+    """A failed run's kind: its run file's "failure" (a file written before that field, or
+    no file, goes by the error text: sweep/failures.py)."""
+    doc = sweep_dir.run_doc(s.path, row["run"]) or {}
+    return failure_kind({"failure": doc.get("failure"), "error": _error(s, row, doc)})
 
 
 def _cell(st: dict, members: int) -> tuple[str, str]:

@@ -3,8 +3,8 @@
 The numpy core decides "unconnected" structurally: a gradient is None when no
 path of ops whose rules return a gradient leads from the input to the output.
 Eager frameworks each have their own idea (torch and TensorFlow mostly agree,
-TensorFlow registers no gradient for round, floor and ceil, jax has no None at
-all), so every eager build records this small graph and decides the same way
+TensorFlow registers no gradient for some ops, the op table's `no_gradient_in`; jax has
+no None at all), so every eager build records this small graph and decides the same way
 the core does. Tensors are keyed by identity; the graph keeps them alive.
 """
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 from ..ops import OPS
 
 # Piecewise-constant ops (the op table's `step`): their derivative is zero wherever it exists
-# (the core's rules for them give zeros_like), and a framework may register none (TensorFlow:
-# round, floor, ceil; torch and TensorFlow through heaviside's where), so a connected path
-# through one can get None.
+# (the core's rules for them give zeros_like), and a framework may register none (the table's
+# `no_gradient_in`), so a connected path through one can get None.
 STEPS = frozenset(name for name, spec in OPS.items() if spec.step)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import GradientError
 from ..fd import estimate
 from ..lang.interpret import Interpreter, spec_error
-from ..ops import OPS
+from ..ops import FRAMEWORKS, OPS
 from .builder import gradient_of
 from .connectivity import STEPS
 from .eager import EagerBuilder
@@ -32,10 +32,19 @@ FLOAT32_NOTE = ("float32: {label} computes in float32 with its own kernels (vect
                 "subtracts nearly equal numbers, as sigmoid's gradient y * (1 - y) at |x| > 5)")
 
 
-def zero_derivative_text(path_ops) -> str:
-    """What on the path from an input to an output has a zero derivative: the ops the path is
-    cut at (a comparison, an op the table gives no gradient) and the steps (STEPS) on it."""
-    names = list(dict.fromkeys(op for op, cut in path_ops or () if cut or op in STEPS))
+# {framework: the ops its own autodiff gives None through}, from the op table's no_gradient_in
+NO_GRADIENT = {fw: frozenset(n for n, spec in OPS.items() if fw in spec.no_gradient_in)
+               for fw in FRAMEWORKS}
+
+
+def zero_derivative_text(path_ops, framework: str) -> str:
+    """Why the framework gave None on a connected path from an input to an output: the ops the
+    path is cut at (a comparison, an op the table gives no gradient) and those the framework
+    registers no gradient for (NO_GRADIENT); else the steps (STEPS) on it, all with a zero
+    derivative."""
+    ops = path_ops or ()
+    names = list(dict.fromkeys(op for op, cut in ops if cut or op in NO_GRADIENT.get(framework, ())))
+    names = names or list(dict.fromkeys(op for op, _ in ops if op in STEPS))
     if not names:
         return "an op on the path has a zero derivative"
     shown = [f"{n} ({OPS[n].operator})" if n in OPS and OPS[n].operator else n for n in names]
@@ -239,9 +248,9 @@ class EagerProgram(Program):
         label, mode = self.kit.label, self.experiment.unconnected
         if connected:
             if g is None:
+                why = zero_derivative_text(self._zero_paths.get((out, name)), self.kit.name)
                 self.note(Convention("unconnected", f"{kind} d{out}/d{name}: {label}'s own autodiff "
-                                     "gives None (no gradient): "
-                                     f"{zero_derivative_text(self._zero_paths.get((out, name)))}, "
+                                     f"gives None (no gradient): {why}, "
                                      "which spec-v1 and the numpy core count as connected: "
                                      "gradcli reports zeros", out, name, kind=UNCONNECTED))
                 return _plain(np.zeros(base.shape, base.dtype))

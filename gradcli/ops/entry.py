@@ -81,6 +81,9 @@ class OpSpec:
     draw: bool = False                   # a seeded random draw: kernel(generator, shape, **attributes)
     interpreted: bool = False            # the interpreter evaluates the call itself: no backend op
     step: bool = False                   # piecewise constant: true derivative zero wherever it exists
+    # the frameworks whose own autodiff gives None (no gradient, where zeros are the derivative)
+    # through the op as their backend runs it: TensorFlow registers none for round, floor, ceil
+    no_gradient_in: tuple[str, ...] = ()
 
     kernel = _Kernel()  # kernel_ref as a function (numpy imported on first use)
 
@@ -122,7 +125,8 @@ def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family
        variadic: bool = False, operator: str | None = None, precedence: int = 0,
        prefix: str | None = None, gradient: bool | tuple[bool, ...] = True,
        native: bool = True, chains: bool = True, result: str = "tensor", draw: bool = False,
-       interpreted: bool = False, step: bool = False, **spellings: str | None) -> OpSpec:
+       interpreted: bool = False, step: bool = False, no_gradient_in: tuple[str, ...] = (),
+       **spellings: str | None) -> OpSpec:
     """Add an op from a compact signature such as 'sum(x, axis=None, keepdims=False)'.
 
     Keyword arguments named after a framework (torch=, jax=, tensorflow=) give its spelling
@@ -137,7 +141,7 @@ def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family
         if eq:
             defaults[pname] = _literal(default)
     tensor_params = tuple(p for p in params if p not in attrs and p not in defaults)
-    unknown = set(spellings) - set(FRAMEWORKS)
+    unknown = (set(spellings) | set(no_gradient_in)) - set(FRAMEWORKS)
     if unknown or family not in FAMILIES or result not in RESULTS:
         raise ValueError(f"op {name!r}: unknown framework {sorted(unknown)}, family {family!r} "
                          f"or result {result!r}")
@@ -154,7 +158,7 @@ def op(signature: str, doc: str, kernel: Callable | str | None = None, *, family
     spec.__dict__.update(zip(OpSpec._fields, (
         name, tuple(params), defaults, doc, outputs, tensor_params, variadic, family, kernel,
         formula, operator, precedence, prefix, flags, dict(spellings), native, chains, result,
-        draw, interpreted, step)))
+        draw, interpreted, step, tuple(no_gradient_in))))
     OPS[name] = spec
     if operator is not None:
         OPERATORS[operator], PRECEDENCE[operator] = name, precedence

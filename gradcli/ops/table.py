@@ -54,9 +54,11 @@ op("relu(x)", "max(x, 0); gradient 0 at 0, as in TensorFlow", "K.relu", family="
 op("softplus(x)", "log(1 + exp(x)), computed stably", "K.softplus", family="unary", torch=OWN,
    jax="jnp.logaddexp(x, 0.0)")
 op("round(x)", "round half to even, as tf.round; true gradient zero", "np.round", family="unary",
-   step=True)
-op("floor(x)", "round down; true gradient zero", "np.floor", family="unary", step=True)
-op("ceil(x)", "round up; true gradient zero", "np.ceil", family="unary", step=True)
+   step=True, no_gradient_in=("tensorflow",))
+op("floor(x)", "round down; true gradient zero", "np.floor", family="unary", step=True,
+   no_gradient_in=("tensorflow",))
+op("ceil(x)", "round up; true gradient zero", "np.ceil", family="unary", step=True,
+   no_gradient_in=("tensorflow",))
 op("reciprocal(x)", "1 / x", "K.reciprocal", family="unary")
 op("identity(x)", "forward x, gradient dy; the usual target of an override", "K.identity",
    family="unary", prefix="+", torch="torch.clone", jax="jnp.array(x, copy=True)",
@@ -205,4 +207,5 @@ op("hard_sigmoid(x)", "relu6(x + 3) / 6, as Keras 3's hard_sigmoid (tf.keras.act
    formula=lambda o, x: o.div(o.relu6(o.add(x, 3.0)), 6.0))
 op("heaviside(x)", "1 where x > 0, else 0 (so 0 at 0 and at NaN); true gradient zero: the spike "
    "of surrogate-gradient networks, whose gradient an override_map replaces", family="unary",
-   formula=lambda o, x: o.where(o.greater(x, 0.0), o.ones_like(x), o.zeros_like(x)), step=True)
+   formula=lambda o, x: o.where(o.greater(x, 0.0), o.ones_like(x), o.zeros_like(x)), step=True,
+   no_gradient_in=("torch", "tensorflow"))  # neither branch of the where depends on x

@@ -1,6 +1,11 @@
 """Build the `expect` section: expected values, gradients, training results and tolerance.
 
 Expected arrays are checked literals (spec/arrays.py), made into arrays when a run compares.
+An expected array for an input (its value, its gradient, its trained value) must have the
+input's shape, which is known now: a wrong one is refused here with its place (`gradcli check`
+catches it), not found by the run. A let's or an output's shape is known only when a run makes
+it, and a scalar is compared with every element, as the run compares. Likewise an expected
+loss list longer than train.steps can never be met (shorter can: a stopped training).
 """
 from __future__ import annotations
 
@@ -40,14 +45,16 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
             names.require(name, key_node, key, ("input", "let", "output"),
                           "an input, let or output")
             values[name] = expected_array(value, key, booleans=True)
+            _refuse_shape(value, key, values[name], inputs.get(name), "value")
             if values[name].dtype == "bool":  # true/false only: a mix with numbers is refused
                 first = first_boolean(value)
                 booleans[name] = (first.mark.location(), describe(first))
     # an input's dtype is known now; a let's or an output's when a run makes it (runner)
     refuse_booleans(booleans, {name: spec.dtype for name, spec in inputs.items()})
-    gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt)
+    gradients = _gradient_table(optional(expect, "gradients"), "expect.gradients", names, wrt,
+                                inputs)
     true_gradients = _gradient_table(optional(expect, "true_gradients"),
-                                     "expect.true_gradients", names, wrt)
+                                     "expect.true_gradients", names, wrt, inputs)
     params, loss, final = _expected_training(optional(expect, "train"), train, inputs)
     rtol, atol = 1e-6, 1e-9
     tolerance = optional(expect, "tolerance")
@@ -64,7 +71,23 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
                       finite, final, {n: b for n, b in booleans.items() if n not in inputs})
 
 
-def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...]) -> dict:
+def _refuse_shape(node: YNode, key: str, expected, spec: InputSpec | None, what: str) -> None:
+    """A placed SpecError when an expected array (not a scalar) for an input has another shape
+    than the input (its value, gradient and trained value all have the input's shape)."""
+    if spec is None or not expected.shape or expected.shape == spec.recipe.shape:
+        return
+    raise fail(node, key, f"expected a {what} of shape {_shape(spec.recipe.shape)} (the shape "
+                          f"of input {spec.name!r}), got shape {_shape(expected.shape)}",
+               "a single number is compared with every element; --set expect=null runs the "
+               "spec without its expect")
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "scalar" if not shape else f"[{', '.join(map(str, shape))}]"
+
+
+def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, ...],
+                    inputs: dict[str, InputSpec]) -> dict:
     """{output: Arrays {wrt name: array, or None for an expected unconnected gradient}}."""
     table: dict = {}
     if node is None:
@@ -82,6 +105,8 @@ def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, 
                            did_you_mean(name, wrt))
             null = isinstance(value, Scalar) and value.kind == "null"
             row[name] = None if null else expected_array(value, nkey, booleans=False)
+            if row[name] is not None:
+                _refuse_shape(value, nkey, row[name], inputs.get(name), "gradient")
         table[output] = Arrays(row)
     return table
 
@@ -104,9 +129,14 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
                     raise fail(key_node, pkey, f"{name!r} is not a trainable input",
                            did_you_mean(name, [n for n, s in inputs.items() if s.trainable]))
             params[name] = expected_array(value, pkey, booleans=False)
+            _refuse_shape(value, pkey, params[name], inputs[name], "trained value")
     loss = None
     loss_node = optional(block, "loss")
     if loss_node is not None:
         seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
         loss = [expected_number(item, sub(key, "loss")) for item in seq.items]
+        if train.steps is not None and len(loss) > train.steps:  # one loss a step, at most
+            raise fail(loss_node, sub(key, "loss"), f"expected at most {train.steps} losses "
+                       f"(train.steps is {train.steps}), got {len(loss)}",
+                       "a training stopped early records fewer")
     return params, loss, expected_final(optional(block, "final"), sub(key, "final"), train.metrics)

@@ -32,6 +32,7 @@ from ..spec.document import Source, compose
 from ..spec.opcount import MAX_OPS, count_ops
 from ..spec.overrides import apply_overrides
 from ..spec.sweep import set_text
+from .failures import ERROR, EXPECT, STOPPED
 from .replay import structure_key
 
 MAX_PROGRAMS = 8   # built graphs a worker keeps for replay (least recently used goes first)
@@ -70,11 +71,11 @@ class Worker:
         try:
             result, doc = self._result_doc(params)
         except GradcliError as exc:
-            doc = {"error": str(exc), "exit_code": exc.exit_code}
+            doc = failed(ERROR, str(exc), exc.exit_code)
         except MemoryError:
-            doc = {"error": OUT_OF_MEMORY, "exit_code": 2}
+            doc = failed(ERROR, OUT_OF_MEMORY, 2)
         except Exception as exc:  # a bug of ours: recorded, and the other runs still run
-            doc = {"error": f"internal error: {type(exc).__name__}: {exc}", "exit_code": 2}
+            doc = failed(ERROR, f"internal error: {type(exc).__name__}: {exc}", 2)
         doc = {"run": run_id, "params": dict(params), **doc}
         text = json.dumps(doc, allow_nan=False, separators=(",", ":")) if self.texts else None
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -102,7 +103,7 @@ class Worker:
         doc = self.to_doc(result)
         failure = failure_of(result)
         if failure is not None:
-            doc.update(error=failure, exit_code=1)
+            doc.update(failed(*failure, 1))
         return result, doc
 
 
@@ -110,7 +111,8 @@ def digest_of(doc: dict, result=None) -> dict:
     """What the client keeps of a run for results.csv and the report: its params, error,
     final loss and metrics, summary, and the overridden and true gradients (as arrays,
     which cross processes far cheaper than the run's whole JSON)."""
-    digest = {k: doc[k] for k in ("run", "params", "error", "exit_code", "summary") if k in doc}
+    digest = {k: doc[k] for k in ("run", "params", "error", "exit_code", "failure", "summary")
+              if k in doc}
     train = doc.get("train")
     if isinstance(train, dict):
         digest["train"] = {k: train[k] for k in ("final_loss", "final") if k in train}
@@ -127,14 +129,20 @@ def _array(value):
     return None if value is None else np.asarray(value, dtype=np.float64)
 
 
-def failure_of(result) -> str | None:
-    """Why a run that produced a result still failed: a non-finite stop or an unmet expect."""
+def failure_of(result) -> tuple[str, str] | None:
+    """(kind, text): why a run that produced a result still failed, a non-finite stop or an
+    unmet expect."""
     stopped = getattr(result.train, "stopped", None) if result.train is not None else None
     if stopped:
-        return f"training stopped at step {stopped.get('step')}: {stopped.get('reason')}"
+        return STOPPED, f"training stopped at step {stopped.get('step')}: {stopped.get('reason')}"
     if result.expect is not None and not result.expect.passed:
-        return "expect: " + "; ".join(result.expect.failures)
+        return EXPECT, "expect: " + "; ".join(result.expect.failures)
     return None
+
+
+def failed(kind: str, text: str, exit_code: int) -> dict:
+    """A failed run's fields, the one place its kind is written (sweep/failures.py)."""
+    return {"error": text, "exit_code": exit_code, "failure": kind}
 
 
 # ----- in this process -----
@@ -251,8 +259,9 @@ def _outcome(future, run_id: str, runs) -> tuple:
         return future.result()
     except Exception as exc:
         params = dict(next(p for r, p in runs if r == run_id))
-        return {"run": run_id, "params": params, "exit_code": 2, "time": None,
-                "error": f"the worker running it failed: {type(exc).__name__}: {exc}"}, None
+        return {"run": run_id, "params": params, "time": None,
+                **failed(ERROR, f"the worker running it failed: {type(exc).__name__}: {exc}",
+                         2)}, None
 
 
 _STOPS = frozenset({signal.SIGINT, signal.SIGTERM})

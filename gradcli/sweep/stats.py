@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .failures import failure_kind
 from .grid import SEED
 from .results import final_loss, final_metrics, numeric_columns, pairs, value
 
@@ -48,7 +49,7 @@ def _run_entry(doc: dict) -> dict:
         entry["final"] = {"loss": final_loss(doc), **final_metrics(doc)}
     entry["summary"] = doc.get("summary") or {}
     if doc.get("error"):
-        entry["error"] = doc["error"]
+        entry["error"], entry["failure"] = doc["error"], failure_kind(doc)
     return entry
 
 

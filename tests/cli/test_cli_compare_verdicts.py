@@ -30,15 +30,6 @@ train: {{loss: loss, optimizer: {{name: sgd, lr: 0.1}}, steps: 3}}
 """
 
 
-def run_compare(tmp_path, texts: dict, *extra):
-    paths = []
-    for name, text in texts.items():
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(text)
-        paths.append(str(path))
-    return CliRunner().invoke(cli, ["compare", *paths, "--tolerance", "1e-6", *extra], env=ENV)
-
-
 def ste_gradients(w, t, gradient: str) -> np.ndarray:
     """d loss/d w with round's gradient replaced, by the chain rule in numpy."""
     q = np.round(w * 3.0) / 3.0
@@ -46,9 +37,9 @@ def ste_gradients(w, t, gradient: str) -> np.ndarray:
     return upstream * (1.0 if gradient == "identity" else (np.abs(w * 3.0) <= 1.0))
 
 
-def test_a_none_true_gradient_note_excuses_no_gap_of_the_overridden_gradients(tmp_path):
-    result = run_compare(tmp_path, {g: ROUNDED.format(name=g, gradient=g)
-                                    for g in ("identity", "hardtanh")}, "--format", "json")
+def test_a_none_true_gradient_note_excuses_no_gap_of_the_overridden_gradients(run_compare):
+    result = run_compare({g: ROUNDED.format(name=g, gradient=g)
+                          for g in ("identity", "hardtanh")}, "--format", "json")
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     w, t = np.array([0.2, 0.9, -0.7, 0.05]), np.array([1.0, -1.0, 2.0, 0.0])
@@ -67,9 +58,9 @@ def test_a_none_true_gradient_note_excuses_no_gap_of_the_overridden_gradients(tm
     assert all(r["within"] is False and r["excused"] is False for r in doc["train"])
 
 
-def test_a_tie_note_excuses_no_gap_away_from_the_tie(tmp_path):
+def test_a_tie_note_excuses_no_gap_away_from_the_tie(run_compare):
     spec = "name: {n}\nbackend: torch\ninputs:\n  x: [1.0, 2.0, 0.5]\noutputs:\n  y: {e}\n"
-    result = run_compare(tmp_path, {
+    result = run_compare({
         "a": spec.format(n="a", e="sum(maximum(x, 1.0) * [1.0, 2.0, 3.0])"),
         "b": spec.format(n="b", e="sum(maximum(x, 1.0) * [1.0, 50.0, 3.0])")}, "--format", "json")
     assert result.exit_code == 1, result.output
@@ -83,16 +74,16 @@ def test_a_tie_note_excuses_no_gap_away_from_the_tie(tmp_path):
     assert row["max_diff"] == 48.0 and row["notes"] and row["excused"] is False
 
 
-def test_float32_rounding_is_allowed_per_element_not_from_the_largest(tmp_path):
+def test_float32_rounding_is_allowed_per_element_not_from_the_largest(run_compare):
     spec = "name: {n}\ndtype: float32\ninputs:\n  w: [1.0, 1.0]\noutputs:\n  y: sum(w * {c})\n"
     texts = {"a": spec.format(n="a", c="[10000.0, 0.001]"), "b": spec.format(n="b", c="[10000.0, 0.15]")}
-    result = run_compare(tmp_path, texts, "--format", "json")
+    result = run_compare(texts, "--format", "json")
     assert result.exit_code == 1, result.output
     doc = json.loads(result.stdout)
     expected = [np.array([1e4, 1e-3], np.float32), np.array([1e4, 0.15], np.float32)]
     np.testing.assert_array_equal(np.asarray(doc["rows"][0]["overridden"], np.float32), expected)
     assert doc["rows"][0]["within"] is False
-    table = run_compare(tmp_path, texts)
+    table = run_compare(texts)
     assert "≤ 1e-06 + 2e-05·|first|" in table.stdout and "DIFFERS" in table.stdout
 
 
@@ -131,10 +122,10 @@ wrt: [x]
 """
 
 
-def test_an_infinity_against_the_opposite_infinity_is_no_edge_a_note_excuses(tmp_path):
+def test_an_infinity_against_the_opposite_infinity_is_no_edge_a_note_excuses(run_compare):
     """review6 finding 1: sqrt's note (NaN against 0 at x <= 0) once excused +inf against -inf."""
-    result = run_compare(tmp_path, {"pos": SQRT.format(name="pos", sign=""),
-                                    "neg": SQRT.format(name="neg", sign="-")}, "--format", "json")
+    result = run_compare({"pos": SQRT.format(name="pos", sign=""),
+                          "neg": SQRT.format(name="neg", sign="-")}, "--format", "json")
     assert result.exit_code == 1, result.output
     row = json.loads(result.stdout)["rows"][0]
     x = torch.zeros(2, requires_grad=True)

@@ -56,3 +56,35 @@ def test_a_stopped_record_read_back_from_json_is_spelled_as_the_tables_spell_it(
                                            "location": "s.yaml:3:5"}})
         assert text.plain == (f"training stopped at step 2: non-finite loss; {shown} born at "
                               "exp(x)  s.yaml:3:5 (op exp)")
+
+
+
+CELLS = """\
+name: cells
+inputs:
+  x: [0.0, 4.0]
+outputs:
+  y: sum(sqrt(x))
+  z: -sum(log(x))
+wrt: [x]
+"""
+
+
+def test_a_table_cell_spells_infinity_as_the_note_does(tmp_path):
+    """note8: a non-finite cell showed `∞` where the notes said `inf`."""
+    x = np.array([0.0, 4.0])
+    with np.errstate(all="ignore"):  # by hand: d sqrt(x) = 0.5 / sqrt(x), d -log(x) = -1 / x
+        dy, dz, z = 0.5 / np.sqrt(x), -1 / x, float(-np.sum(np.log(x)))
+    assert dy.tolist() == [np.inf, 0.25] and dz.tolist() == [-np.inf, -0.25] and z == np.inf
+    path = tmp_path / "cells.yaml"
+    path.write_text(CELLS)
+    table = CliRunner().invoke(cli, ["run", str(path), "--no-numeric"],
+                               env={"NO_COLOR": "1", "COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert "∞" not in table.stdout
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in table.stdout.splitlines()
+             if line.startswith("│ ")]
+    assert ["z", "scalar", "inf"] in cells  # the values table
+    assert ["x", "[0]", "0", "inf", "inf", "skipped"] in cells  # gradients of y
+    assert ["x", "[0]", "0", "-inf", "-inf", "skipped"] in cells  # gradients of z
+    assert "reaches z (inf)" in table.stdout and "-inf born at log(x)" in table.stdout

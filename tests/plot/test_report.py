@@ -99,7 +99,7 @@ def test_non_finite_values_get_their_note(tmp_path):
     assert "<h3>non-finite values</h3>" in page
     note = page.split("<h3>non-finite values</h3>")[1].split("</pre>")[0]
     assert "-inf" in note and "log(x)" in note
-    assert '<td class="bad">[-inf,' in page and '<td class="bad">∞</td>' in page  # tables mark it
+    assert '<td class="bad">[-inf,' in page and '<td class="bad">inf</td>' in page  # tables mark it
 
 
 def test_a_bad_spec_is_reported_in_the_page_and_the_others_still_run(tmp_path):

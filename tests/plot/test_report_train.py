@@ -70,7 +70,7 @@ def training_table(page: str) -> tuple[str, list[str], list[list[str]], str]:
 
 def number(value) -> str:
     """A float as the terminal's tables show it: 6 significant digits; NaN from JSON as nan."""
-    return {"NaN": "nan", "Infinity": "∞", "-Infinity": "-∞"}.get(value, None) or f"{value:.6g}"
+    return {"NaN": "nan", "Infinity": "inf", "-Infinity": "-inf"}.get(value, None) or f"{value:.6g}"
 
 
 def epoch(step: int, per_epoch: int) -> str:

@@ -76,7 +76,7 @@ def test_clip_value(load):
 
 def test_expect(load):
     exp = load("inputs: {a: [1.0, 2.0], b: [3.0, 4.0]}\nlet: {m: a > 1}\noutputs: {y: sum(a)}\n"
-               "train: {optimizer: {name: sgd, lr: 1}}\n"
+               "train: {optimizer: {name: sgd, lr: 1}, steps: 3}\n"
                "expect:\n"
                "  values: {y: 3, m: [false, true], a: [1, NaN]}\n"
                "  gradients: {y: {a: [1, 1], b: null}}\n"

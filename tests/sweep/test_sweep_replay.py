@@ -98,7 +98,7 @@ def test_data_specs_replay_across_seeds_and_rebuild_for_another_split():
     for params in ({"seed": 0}, {"seed": 1}, {"data.test": 0.5, "seed": 3}, {"seed": 2}):
         digest, run_text = worker.run("r", params)
         replayed = json.loads(run_text)
-        for key in ("run", "params", "time", "cpu", "error", "exit_code"):
+        for key in ("run", "params", "time", "cpu", "error", "exit_code", "failure"):
             replayed.pop(key, None)
         overrides = [set_text(k, v) for k, v in params.items()]
         fresh = render.to_json(runner.run(load_spec_text(text, str(path), overrides)))

@@ -55,10 +55,10 @@ def test_report_groups_without_seed_and_a_nan_is_left_out_and_counted():
 def test_a_non_finite_stop_and_an_unmet_expect_are_failures():
     stopped = types.SimpleNamespace(train=types.SimpleNamespace(
         stopped={"step": 17, "reason": "non-finite loss"}), expect=None)
-    assert failure_of(stopped) == "training stopped at step 17: non-finite loss"
+    assert failure_of(stopped) == ("stopped", "training stopped at step 17: non-finite loss")
     unmet = types.SimpleNamespace(train=None, expect=types.SimpleNamespace(
         passed=False, failures=["values.y: expected 1, got 2"]))
-    assert failure_of(unmet) == "expect: values.y: expected 1, got 2"
+    assert failure_of(unmet) == ("expect", "expect: values.y: expected 1, got 2")
     fine = types.SimpleNamespace(train=types.SimpleNamespace(stopped=None), expect=None)
     assert failure_of(fine) is None
 
