@@ -169,7 +169,8 @@ def _neither(path: Path):
     """report takes a spec file or a sweep directory: a missing path is neither (load_spec's
     own message would call it the spec file)."""
     from .errors import SpecError
-    raise SpecError(f"no spec file or sweep directory {str(path)!r}", path=str(path))
+    raise SpecError(f"no spec file or sweep directory {str(path)!r}: the path does not exist",
+                    path=str(path))
 
 
 def _wrote(out, shown) -> None:

@@ -16,7 +16,8 @@ def test_report_on_a_missing_path_names_both_things_it_takes(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     done = CliRunner().invoke(cli, ["report", "nodir"])
     assert done.exit_code == 2
-    assert "error: nodir: no spec file or sweep directory 'nodir'" in done.output
+    assert ("error: nodir: no spec file or sweep directory 'nodir': the path does not exist"
+            in done.output)
     assert "the spec file" not in done.output and not (tmp_path / "report.html").exists()
 
 
