@@ -84,12 +84,14 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
     part as a star), and every train.metrics entry at its evaluation steps (training part
     solid, test part dashed): one line per spec (or per backend)."""
     from . import runner
+    from .labels import told_apart
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()
     loaded = [load_one(p, overrides, False, err, output) for p in specs]
     names = backends or [None]
-    title = printable(loaded[0].name if len(loaded) == 1 else " vs ".join(e.name for e in loaded))
+    title = printable(loaded[0].name if len(loaded) == 1
+                      else " vs ".join(told_apart([e.name for e in loaded])))
     target, fmt, shown = figure_target(output, loaded[0].name, "train", specs)
     runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False,
                                                       max_memory=max_memory))
@@ -146,7 +148,8 @@ def report(specs, backend, overrides, output, max_memory) -> None:
     for path in specs:
         work = ((lambda path=path: report_sweep.entry(path)) if path.is_dir() else
                 (lambda path=path: html.entry(load_one(path, overrides, False, err, output),
-                                              backend, curve, max_memory)))
+                                              backend, curve, max_memory)) if path.exists() else
+                (lambda path=path: _neither(path)))
         outcome = attempt(path, work, err)
         failures += isinstance(outcome, Failure)
         entries.append((path, outcome.message) if isinstance(outcome, Failure) else outcome)
@@ -160,6 +163,14 @@ def report(specs, backend, overrides, output, max_memory) -> None:
     outputs.write_file(target, html.page(entries, version=__version__), output)
     _wrote(out, output)
     raise SystemExit(worst(codes))
+
+
+def _neither(path: Path):
+    """report takes a spec file or a sweep directory: a missing path is neither (load_spec's
+    own message would call it the spec file)."""
+    from .errors import SpecError
+    raise SpecError(f"no spec file or sweep directory {str(path)!r}: the path does not exist",
+                    path=str(path))
 
 
 def _wrote(out, shown) -> None:

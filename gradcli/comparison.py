@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .labels import told_apart
 from .record import Factory, record
 from .runner import elementwise_gap, max_gap
 
@@ -87,7 +88,9 @@ class Comparison:
 
 
 def comparison(results: list, labels: list[str], tolerance: float | None) -> Comparison:
-    """compare and compare_training together; ok only when both agree."""
+    """compare and compare_training together; ok only when both agree. Runs that share a
+    label are told apart (labels.told_apart) here, so every format and note says the same."""
+    labels = told_apart(labels)
     rows, gradients_ok = compare(results, tolerance, labels)
     train_rows, training_ok = compare_training(results, tolerance, rows)
     return Comparison(labels, results, rows, train_rows, gradients_ok and training_ok,

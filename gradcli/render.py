@@ -92,12 +92,17 @@ def to_json(result) -> dict:
                          "note_elements": note_elements(c.elements)} for c in result.conventions],
     }
     doc["nonfinite"] = [nonfinite_json(n) for n in result.nonfinite]
+    # spec-v1's document shows train and expect unconditionally: a spec without the block
+    # has train null and an expect that passed with nothing checked (declared false)
+    doc["train"] = None
     if result.train is not None:
         from .render_train import train_json
 
         doc["train"] = train_json(result.train)
+    doc["expect"] = {"passed": True, "failures": [], "declared": False}
     if result.expect is not None:
-        doc["expect"] = {"passed": result.expect.passed, "failures": list(result.expect.failures)}
+        doc["expect"] = {"passed": result.expect.passed, "failures": list(result.expect.failures),
+                         "declared": True}
     return doc
 
 

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 
+from .labels import told_apart
 from .render_compare import backends_line, comparison_json
 from .render_formats import csv_leaves, csv_text, csv_value, md_code, md_records, md_table, md_text, md_value
 from .render_train import final_is_last_evaluation
@@ -135,9 +136,9 @@ def comparison_markdown(comparisons: list, tolerance: float | None) -> str:
 
 
 def _headers(labels: list[str]) -> list[str]:
-    """A column per run; runs with the same label (one spec twice) are told apart by number."""
-    twice = {label for label in labels if labels.count(label) > 1}
-    return [md_text(label) + (f" #{k}" if label in twice else "") for k, label in enumerate(labels)]
+    """A column per run; runs with the same label (one spec twice) are told apart by number,
+    as in every format (comparison.comparison applies the rule, kept here for other callers)."""
+    return [md_text(label) for label in told_apart(labels)]
 
 
 def _md_comparison(c: dict) -> list[str]:

@@ -44,9 +44,9 @@ def to_markdown(result) -> str:
                            [[md_code(pair), *(md_value(s[k]) for k in keys)] for pair, s in summary])
     for section in ("overrides", "conventions", "nonfinite"):
         lines += md_records(section, doc[section])
-    if "train" in doc:
+    if doc["train"] is not None:
         lines += _md_train(doc["train"])
-    if "expect" in doc:
+    if doc["expect"]["declared"]:
         expect = doc["expect"]
         lines += ["### expect", "", "passed" if expect["passed"] else "FAILED", ""]
         lines += [f"- {md_text(f)}" for f in expect["failures"]] + ([""] if expect["failures"] else [])
@@ -168,12 +168,11 @@ def _csv_rows(doc: dict):
                 yield (section, "", "", "", field, f"[{number}]", csv_value(value))
     for number, warning in enumerate(doc["warnings"]):
         yield ("warnings", "", "", "", "warning", f"[{number}]", csv_value(warning))
-    if "train" in doc:
+    if doc["train"] is not None:
         yield from _train_rows(doc["train"])
-    if "expect" in doc:
-        yield ("expect", "", "", "", "passed", "", csv_value(doc["expect"]["passed"]))
-        for number, failure in enumerate(doc["expect"]["failures"]):
-            yield ("expect", "", "", "", "failure", f"[{number}]", csv_value(failure))
+    yield ("expect", "", "", "", "passed", "", csv_value(doc["expect"]["passed"]))
+    yield ("expect", "", "", "", "declared", "", csv_value(doc["expect"]["declared"]))
+    yield from csv_leaves(("expect", "", "", "", "failure"), doc["expect"]["failures"])
 
 
 def _train_rows(train: dict):

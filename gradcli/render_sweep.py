@@ -142,9 +142,13 @@ def failures_text(report: dict) -> Text | None:
     return text
 
 
+PAIR_COUNTS = ("n", "nonfinite")  # runs in the gradient statistics, runs left out of them
+
+
 def report_csv(report: dict) -> str:
     """One row per group: its params, n, failed, <column>.mean/.std/.nonfinite,
-    <o>/<i>.<statistic>."""
+    <o>/<i>.<statistic>, then <o>/<i>.n/.nonfinite (appended last, so that every earlier
+    column keeps its place)."""
     groups = report["groups"]
     keys = list(groups[0]["params"]) if groups else []
     columns = list(groups[0]["columns"]) if groups else []
@@ -152,12 +156,13 @@ def report_csv(report: dict) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([*keys, "n", "failed", *(f"{c}.{s}" for c in columns for s in COLUMN_STATS),
-                     *(f"{o}/{i}.{s}" for o, i in pairs for s in GRADIENT_STATS)])
+                     *(f"{o}/{i}.{s}" for o, i in pairs for s in GRADIENT_STATS),
+                     *(f"{o}/{i}.{s}" for o, i in pairs for s in PAIR_COUNTS)])
     for group in groups:
         row = [_param_text(group["params"][k]) for k in keys] + [group["n"], group["failed"]]
         row += [_cell(group["columns"].get(c, {}).get(s)) for c in columns for s in COLUMN_STATS]
         row += [_cell(group["gradients"].get(o, {}).get(i, {}).get(s))
-                for o, i in pairs for s in GRADIENT_STATS]
+                for stats in (GRADIENT_STATS, PAIR_COUNTS) for o, i in pairs for s in stats]
         writer.writerow(row)
     return buffer.getvalue()
 

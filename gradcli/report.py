@@ -41,6 +41,8 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin:
 h1 { font-size: 1.5em; } h2 { border-bottom: 2px solid #0072B2; padding-bottom: .2em; margin-top: 2em; }
 h3 { font-size: 1.05em; margin-top: 1.4em; }
 table { border-collapse: collapse; margin: .6em 0; font-variant-numeric: tabular-nums; }
+caption { text-align: left; padding-bottom: .2em; }
+.wide caption { position: sticky; left: 0; max-width: calc(100vw - 2.5em); }
 th, td { border: 1px solid #c8c8c8; padding: .25em .6em; text-align: right; vertical-align: top; }
 th { background: #eef3f8; } td.name, th.name { text-align: left; }
 td.differs { color: #b34700; font-weight: 600; } td.bad { color: #c00; font-weight: 600; }

@@ -89,7 +89,7 @@ def section(e: SweepEntry) -> str:
     for x, column, hue in wanted[:MAX_FIGURES]:
         series = sweep_series(s, x, column, hue)
         caption = (f"{column} against {x}" + (f", one line per {hue}" if hue else "")
-                   + f": mean ± 1 std {series.over()}" + "".join(f"; {n}" for n in series.notes()))
+                   + f": {series.band_text()}" + "".join(f"; {n}" for n in series.notes()))
         parts.append(_figure(sweep_figure(s.name, series), caption))
     same = constants(s)
     if same:

@@ -44,6 +44,21 @@ class Builder(Protocol):
         """A context manager: ops built inside repeat those built after `mark` (same draws)."""
 
 
+def matmul_misfit(a: tuple, b: tuple, name_a: str, name_b: str) -> str | None:
+    """Which shapes of matmul(a, b) do not fit, in the spec's terms, or None: every backend
+    words this differently (numpy by its gufunc signature), none of them for a spec's author.
+    Batch axes that do not broadcast are left to the backend's own broadcasting message."""
+    if not a or not b:
+        return None
+    inner = b[0] if len(b) == 1 else b[-2]
+    if a[-1] == inner:
+        return None
+    axis = "only axis" if len(b) == 1 else "first axis" if len(b) == 2 else "second-to-last axis"
+    return (f"the shapes {a} and {b} do not fit: {name_a}'s last axis has {a[-1]} elements but "
+            f"{name_b}'s {axis} has {inner}; matmul(a, b) needs a's last "
+            "axis as long as b's first (b with one or two axes) or second-to-last axis")
+
+
 def spec_error(expr, message: str, node=None) -> SpecError:
     """A SpecError pointing into the expression's source (file, line, column)."""
     loc = expr.loc
@@ -167,6 +182,12 @@ class Interpreter:
         return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
 
     def _apply(self, name, node, expr, *args, **kwargs):
+        if name == "matmul" and len(args) == 2 and all(map(self.builder.is_tensor, args)):
+            operands = [a.id if isinstance(a, self.ast.Name) else which
+                        for a, which in zip(node.args, ("the first operand", "the second operand"))]
+            misfit = matmul_misfit(*map(self.builder.shape, args), *operands)
+            if misfit:
+                raise spec_error(expr, f"{name}() failed: {misfit}", node)
         return self._at(name, node, expr, self.builder.ops[name], *args, **kwargs)
 
     def _at(self, name, node, expr, build, *args, **kwargs):

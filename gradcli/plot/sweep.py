@@ -105,6 +105,13 @@ class SweepSeries:
                          f"(every run {'≥' if side == 'below' else '≤'} 0)")
         return found
 
+    def band_text(self) -> str:
+        """What a point and its band are (the subtitle's and the report caption's words): "mean
+        ± 1 std (ddof 1) over 8 seeds"; with one run per point there is no std, so no band."""
+        if not self.pooled:
+            return "one run per point (no band: nothing pooled)"
+        return f"mean ± 1 std (ddof 1) {self.over()}"
+
     def over(self) -> str:
         """What each point's mean and std are over: "over 8 seeds", "over 8 seeds × 3 values of
         lr", or the single run's value when nothing is pooled."""
@@ -213,8 +220,8 @@ def sweep_figure(title: str, series: SweepSeries):
         fig.suptitle(printable(title), fontweight="bold")
         # names cut before the text is wrapped, so that it stays two or three lines
         subtitle = (f"{middle(printable(series.y_column), NAME)} against "
-                    f"{middle(printable(series.x_key), NAME)}: mean ± 1 std (ddof 1) "
-                    f"{middle(printable(series.over()), 2 * NAME)}")
+                    f"{middle(printable(series.x_key), NAME)}: "
+                    f"{middle(printable(series.band_text()), 2 * NAME)}")
         if series.clipped():
             subtitle += f"; bands clipped to [{series.bounds[0]:g}, {series.bounds[1]:g}]"
         ax.set_title(textwrap.fill(subtitle, 95), fontsize=9.5)

@@ -80,6 +80,7 @@ def y_labels(quantities: list, runs: list) -> dict:
 def training_runs(runs: list, *, several_specs: bool) -> list:
     """(label, series) per (experiment, backend, Result): labelled by spec, backend or both."""
     from ..errors import GradcliError
+    from ..labels import told_apart
     found = []
     for exp, backend, result in runs:
         if result.train is None:
@@ -89,7 +90,8 @@ def training_runs(runs: list, *, several_specs: bool) -> list:
         name = middle(exp.name, LABEL)
         label = " · ".join([name] * several_specs + [result.backend] * (backend is not None))
         found.append((label or name, record_series(result.train, exp.train.loss)))
-    return found
+    # runs that share a label (two specs with one name:) told apart as compare tells them
+    return list(zip(told_apart([label for label, _ in found]), [series for _, series in found]))
 
 
 def overlaps(lines: list, log: bool = False) -> tuple[list, list]:

@@ -44,6 +44,8 @@ class Source:
     text: str = Hidden()
     from_set: bool = False
     set_key: str = ""
+    creates: str = ""     # a mapping a dotted --set/sweep key created (overrides._creating)
+    created_by: str = ""  # that key
 
 
 @record

@@ -72,6 +72,8 @@ def check_keys(node: Map, key: str, section: Section, noun: str | None = None) -
                        + (f" in {key}" if key else ""), hint)
     for name in section.required:
         if name not in node.items:
+            if node.mark.source.creates:  # made by a dotted key: the block itself is missing
+                raise _no_block(node)
             if name in section.missing:
                 message, hint = section.missing[name]
                 raise fail(node, sub(key, name) if not key else key, message, hint)
@@ -225,3 +227,13 @@ def optional(node: Map, name: str) -> YNode | None:
     """The value under `name`, with an explicit null treated as absent."""
     value = node.get(name)
     return None if isinstance(value, Scalar) and value.kind == "null" else value
+
+
+def _no_block(node: Map) -> SpecError:
+    """A required key missing from a mapping that a --set, --param or sweep key created (the
+    spec had no such block): validating it would ask for one missing key after another."""
+    block, key = node.mark.source.creates, node.mark.source.created_by
+    needs = (" (loss, optimizer with name and lr, steps or epochs)" if block == "train"
+             else " with its required keys")
+    return fail(node, key, f"the spec has no {block}: block, and this key alone would create "
+                f"one: add {block}: to the spec{needs}, then set or sweep its keys")

@@ -53,6 +53,8 @@ def _replace(node: YNode | None, parts: list[str], value: YNode, source: Source,
         key_node, child = items.get(part, (None, None))
         if key_node is None:
             key_node = Scalar(part, part, "str", None, mark, 0)
+        if child is None and rest and not mark.source.creates:
+            mark = _creating(mark, ".".join(source.set_key.split(".")[:depth + 1]), here)
         items[part] = (key_node, _replace(child, rest, value, source, depth + 1, mark))
         return Map(items, node.mark, node.size)
     prefix = ".".join(source.set_key.split(".")[:depth]) or "the spec"
@@ -80,6 +82,15 @@ def _no_such_input(name: str, inputs: list[str], source: Source, mark: Mark) -> 
     message = (f"no input {name!r} in the spec ({', '.join(inputs) or 'it has none'}); {said} "
                f"would add one, but --set and sweep keys only change existing inputs")
     return fail(mark, f"inputs.{name}", message, did_you_mean(name, inputs))
+
+
+def _creating(mark: Mark, block: str, key: str) -> Mark:
+    """`mark` (the same place) saying that the dotted `key` creates the mapping `block` and
+    those inside it: if one lacks a required key, the error says that the spec has no
+    `block:` (fields.check_keys), not the first key the created mapping lacks."""
+    source = mark.source
+    return Mark(Source(source.path, source.text, source.from_set, source.set_key or key,
+                       creates=block, created_by=key), mark.index, mark.line, mark.column)
 
 
 def _op_key(items: dict, part: str) -> str:

@@ -44,7 +44,7 @@ def test_json_is_one_strict_document_with_the_contract_keys():
     assert summary["cosine"] == 0.0 and summary["norm_true"] == 0.0
     assert summary["sign_agreement"] == pytest.approx(2 / 7)
     assert doc["values"]["y"] == 12.0
-    assert doc["expect"] == {"passed": True, "failures": []}
+    assert doc["expect"] == {"passed": True, "failures": [], "declared": True}
 
 
 def test_json_writes_null_for_unconnected_and_strings_for_non_finite(tmp_path):

@@ -354,6 +354,19 @@ def test_the_subtitle_says_what_a_point_pools_over_and_a_one_value_key_is_not_po
         "one run per point (nothing pooled)"
 
 
+def test_with_one_run_per_point_the_subtitle_promises_no_band(sweep_dir):
+    # --x seed with the other keys as hue: every point is one run, its std NaN (numpy's
+    # std(ddof=1) of one number), so there is no band to speak of
+    path, _ = sweep_dir
+    sweep = load(path)
+    sweep.rows = [r for r in sweep.rows if r["train.optimizer.lr"] == "0.1"]
+    series = sweep_series(sweep, "seed", "final_loss", "override_map.sign")
+    assert all(line.n.tolist() == [1] * len(line.n) and np.isnan(line.std).all()
+               for line in series.lines)
+    (ax,) = sweep_figure("s", series).axes
+    assert ax.get_title() == "final_loss against seed: one run per point (no band: nothing pooled)"
+
+
 def test_an_x_value_whose_runs_all_failed_takes_no_room_on_the_axis(sweep_dir):
     path, _ = sweep_dir
     sweep = load(path)

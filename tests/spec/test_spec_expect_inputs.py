@@ -57,7 +57,7 @@ def test_an_input_is_expected_at_its_given_or_drawn_value_before_training(tmp_pa
     result = invoke(tmp_path, backend, f"{{x: {flow(x)}, u: {flow(drawn_u())}, z: {flow(2 * x)}}}")
     doc = json.loads(result.stdout)
     assert result.exit_code == 0, result.output
-    assert doc["expect"] == {"passed": True, "failures": []}
+    assert doc["expect"] == {"passed": True, "failures": [], "declared": True}
     assert np.allclose(doc["train"]["params"]["x"], trained, rtol=1e-12, atol=0)
 
 

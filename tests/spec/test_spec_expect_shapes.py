@@ -83,7 +83,7 @@ def test_the_right_shape_or_a_scalar_still_loads_and_is_compared_by_the_run(tmp_
     elif key == "true_gradients":
         assert ran.exit_code == 1 and len(doc["expect"]["failures"]) == 1
     else:
-        assert ran.exit_code == 0 and doc["expect"] == {"passed": True, "failures": []}
+        assert ran.exit_code == 0 and doc["expect"] == {"passed": True, "failures": [], "declared": True}
     assert np.allclose(doc["gradients"]["y"]["x"]["true"], 4.0 * x, rtol=1e-12, atol=0)
 
 

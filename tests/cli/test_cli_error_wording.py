@@ -1,0 +1,58 @@
+"""Errors worded for the user, exit 2, file and line kept: report on a missing path (report
+takes a spec file or a sweep directory), and a matmul whose shapes do not fit (which shapes,
+which axes; not numpy's gufunc signature)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from gradcli.cli import cli
+
+
+def test_report_on_a_missing_path_names_both_things_it_takes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(cli, ["report", "nodir"])
+    assert done.exit_code == 2
+    assert ("error: nodir: no spec file or sweep directory 'nodir': the path does not exist"
+            in done.output)
+    assert "the spec file" not in done.output and not (tmp_path / "report.html").exists()
+
+
+MATMUL = "inputs:\n  x: {x}\n  w: {w}\noutputs:\n  y: sum({expr})\n"
+
+
+@pytest.mark.parametrize("x, w, expr, said", [
+    ([[1.0, 2.0], [3.0, 4.0]], [1.0, 2.0, 3.0], "matmul(x, w)",
+     "the shapes (2, 2) and (3,) do not fit: x's last axis has 2 elements but w's only axis "
+     "has 3"),
+    ([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]], "x @ w",
+     "the shapes (1, 3) and (1, 3) do not fit: x's last axis has 3 elements but w's first "
+     "axis has 1"),
+    ([[[1.0, 2.0]]], [[[1.0], [2.0], [3.0]]], "matmul(x * 2, w)",
+     "the shapes (1, 1, 2) and (1, 3, 1) do not fit: the first operand's last axis has 2 "
+     "elements but w's second-to-last axis has 3"),
+])
+def test_a_matmul_that_does_not_fit_says_which_axes(tmp_path, x, w, expr, said):
+    with pytest.raises(ValueError):  # the oracle: numpy's own matmul refuses these shapes
+        np.matmul(np.array(x), np.array(w))
+    path = tmp_path / "m.yaml"
+    path.write_text(MATMUL.format(x=x, w=w, expr=expr))
+    for backend in ("numpy", "torch"):
+        done = CliRunner().invoke(cli, ["run", str(path), "--backend", backend])
+        assert done.exit_code == 2, done.output
+        assert f"{path}:5:" in done.output and said in done.output
+        assert "gufunc" not in done.output and "Traceback" not in done.output
+
+
+@pytest.mark.parametrize("x, w", [([[1.0, 2.0]], [3.0, 4.0]), ([1.0, 2.0], [[1.0], [2.0]]),
+                                  ([[[1.0, 2.0]]], [[3.0], [4.0]])])
+def test_shapes_that_fit_still_run_to_numpys_value(tmp_path, x, w):
+    path = tmp_path / "m.yaml"
+    path.write_text(MATMUL.format(x=x, w=w, expr="matmul(x, w)"))
+    done = CliRunner().invoke(cli, ["run", str(path), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["values"]["y"] == pytest.approx(
+        float(np.matmul(np.array(x), np.array(w)).sum()), rel=1e-15)
