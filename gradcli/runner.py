@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import backends
+from . import backends, norms
 from .backends.program import TrainRecord, check_grad_ys, nonfinite_kind, train_error
 from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
@@ -169,13 +169,8 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int | None) -> Summa
     o = np.asarray(over, dtype=np.float64).ravel()
     t = np.asarray(true, dtype=np.float64).ravel()
     no, nt = _norm(o), _norm(t)
+    cosine = norms.cosine(o, t, (no, nt))
     with np.errstate(all="ignore"):
-        if no == 0 and nt == 0:
-            cosine = 1.0
-        elif no == 0 or nt == 0:
-            cosine = 0.0
-        else:
-            cosine = float(np.clip(np.dot(o, t) / (no * nt), -1.0, 1.0))
         diff = max_gap(o, t)
         agree = sign_agreement(o, t)
     summary = Summary(cosine, diff, no, nt, agree)
@@ -211,10 +206,7 @@ def max_gap(a, b) -> float:
 
 
 def _norm(value) -> float | None:
-    if value is None:
-        return None
-    with np.errstate(all="ignore"):
-        return float(np.sqrt(np.sum(np.asarray(value, dtype=np.float64) ** 2)))
+    return None if value is None else norms.norm(value)
 
 
 def check_expect(expect, result: Result) -> ExpectOutcome:

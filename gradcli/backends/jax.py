@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.kernels import check_labels
+from ..ops.kernels import check_labels, empty_identity
 from . import availability
 from .kit import NONFINITE, EdgeNote, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -177,6 +177,13 @@ def _ops(jax, jnp) -> dict:
             return fn(x, axis=axis, keepdims=keepdims)
         return run
 
+    def extreme(op):
+        def run(x, axis, keepdims):
+            # empty: TensorFlow's identity, where jnp.max has none and fails
+            empty = {} if x.size else {"initial": empty_identity(x.dtype, op)}
+            return getattr(jnp, op)(x, axis=axis, keepdims=keepdims, **empty)
+        return reduction(run)
+
     def div(x, y):
         if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(y.dtype, jnp.floating)):
             x, y = x.astype(jnp.float64), y.astype(jnp.float64)
@@ -207,7 +214,7 @@ def _ops(jax, jnp) -> dict:
 
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
-        "abs": abs_, "div": div,
+        "abs": abs_, "div": div, "max": extreme("max"), "min": extreme("min"),
         # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves
         "maximum": lambda x, y: jnp.where((x >= y) | jnp.isnan(x), x, y),
         "minimum": lambda x, y: jnp.where((x <= y) | jnp.isnan(x), x, y),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.kernels import check_labels
+from ..ops.kernels import check_labels, empty_identity
 from . import availability
 from .kit import NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -197,6 +197,16 @@ def _ops(torch, dtypes) -> dict:
             x = torch.prod(x, dim=a, keepdim=keepdims)
         return x
 
+    def extreme(op):
+        def run(x, axis, keepdims):
+            if x.numel():
+                return getattr(torch, "a" + op)(x, dim=axis, keepdim=keepdims)
+            # empty: TensorFlow's identity where torch.amax fails; the sum keeps x's (empty)
+            # gradient connected
+            identity = empty_identity(str(x.dtype).removeprefix("torch."), op)
+            return x.sum(dim=axis, keepdim=keepdims, dtype=x.dtype) + identity
+        return reduction(run)
+
     def div(x, y):
         if not (x.is_floating_point() or y.is_floating_point()):
             x, y = x.to(torch.float64), y.to(torch.float64)
@@ -242,9 +252,12 @@ def _ops(torch, dtypes) -> dict:
                                                      stop=torch.Tensor.detach, full_like=torch.full_like),
         "cast": lambda x, dtype: x.to(dtypes[dtype]),
         "prod": reduction(prod),  # torch.prod takes one dim
+        "max": extreme("max"), "min": extreme("min"),
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
-        "one_hot": lambda i, depth, dtype: F.one_hot(i.to(torch.int64), depth).to(dtypes[dtype]),
+        # tf.one_hot's zero row for an index outside [0, depth), where F.one_hot fails
+        "one_hot": lambda i, depth, dtype: (i[..., None] == torch.arange(depth, device=i.device)).to(
+            dtypes[dtype]),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
         "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }

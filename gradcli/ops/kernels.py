@@ -57,20 +57,46 @@ erf = _elementwise(math.erf)
 erfc = _elementwise(math.erfc)
 
 
+def reduce_max(v, axis=None, keepdims=False):
+    """np.max, and over an empty axis tf.reduce_max's identity (empty_identity)."""
+    if np.size(v):
+        return np.max(v, axis=axis, keepdims=keepdims)
+    return np.max(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "max"))
+
+
+def reduce_min(v, axis=None, keepdims=False):
+    """np.min, and over an empty axis tf.reduce_min's identity (empty_identity)."""
+    if np.size(v):
+        return np.min(v, axis=axis, keepdims=keepdims)
+    return np.min(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "min"))
+
+
+def empty_identity(dtype, op: str):
+    """What tf.reduce_max (op "max") or tf.reduce_min ("min") gives over an empty axis, where
+    numpy, torch and jax fail: -inf / +inf, an integer dtype's lowest / highest value, a bool's
+    False / True. Every backend asks here; a non-empty input keeps its framework's own call."""
+    dtype, lowest = np.dtype(dtype), op == "max"
+    if dtype.kind == "f":
+        return -math.inf if lowest else math.inf
+    if dtype.kind in "iu":
+        return int(np.iinfo(dtype).min if lowest else np.iinfo(dtype).max)
+    return not lowest
+
+
 def logsumexp(v, axis=None, keepdims=False):
-    peak = np.max(v, axis=axis, keepdims=True)
+    peak = reduce_max(v, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)
     out = np.log(np.sum(np.exp(v - peak), axis=axis, keepdims=True)) + peak
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
 def softmax(v, axis=-1):
-    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
+    e = np.exp(v - reduce_max(v, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def log_softmax(v, axis=-1):
-    shifted = v - np.max(v, axis=axis, keepdims=True)
+    shifted = v - reduce_max(v, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
@@ -135,23 +161,22 @@ def clip(v, lo, hi):
 
 
 def one_hot(v, depth: int, dtype=np.float64):
-    """np.eye(depth)[v] (negative indices wrap, others out of range fail) without the
+    """Rows of np.eye(depth) picked by the integer indices v, and, as tf.one_hot, a row of
+    zeros for an index outside [0, depth) (the "-1 = ignore" label), without the
     depth x depth identity, which one_hot(i, 10**9) would have allocated."""
     v = np.asarray(v)
-    if v.size:
-        hi, lo = v.max(), v.min()
-        if hi >= depth or lo < -depth:
-            raise IndexError(f"index {hi if hi >= depth else lo} is out of bounds for axis 0 "
-                             f"with size {depth}")
-    if depth and v.dtype.kind in "iu":
+    flat = v.reshape(-1)
+    out = np.zeros(flat.size * depth, dtype=dtype)
+    if out.size:
         # one flat fancy assignment: put_along_axis's index building costs more than the
         # work for a batch of labels (this runs every training step)
-        out = np.zeros(v.size * depth, dtype=dtype)
-        out[np.arange(0, v.size * depth, depth) + (v.reshape(-1) % depth)] = 1
-        return out.reshape(v.shape + (depth,))
-    out = np.zeros(v.shape + (depth,), dtype=dtype)
-    np.put_along_axis(out, (v % depth)[..., None] if depth else v[..., None], 1, axis=-1)
-    return out
+        starts = np.arange(0, out.size, depth)
+        inside = (flat >= 0) & (flat < depth)
+        if inside.all():
+            out[starts + flat.astype(np.int64, copy=False)] = 1
+        else:
+            out[starts[inside] + flat[inside].astype(np.int64)] = 1
+    return out.reshape(v.shape + (depth,))
 
 
 def zero_out(v):

@@ -112,8 +112,8 @@ op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dt
 for _name, _kernel, _torch, _jax, _doc in [
     ("sum", "np.sum", "sum", "jnp.sum", "sum over axis (all by default)"),
     ("mean", "K.mean", "mean", "jnp.mean", "mean over axis"),
-    ("max", "np.max", "amax", "jnp.max", "max over axis; ties share the gradient equally, as TensorFlow"),
-    ("min", "np.min", "amin", "jnp.min", "min over axis; ties share the gradient equally, as TensorFlow"),
+    ("max", "K.reduce_max", OWN, OWN, "max over axis; ties share the gradient equally, as TensorFlow"),
+    ("min", "K.reduce_min", OWN, OWN, "min over axis; ties share the gradient equally, as TensorFlow"),
     ("prod", "np.prod", OWN, "jnp.prod", "product over axis"),
     ("logsumexp", "K.logsumexp", "logsumexp", "jsp.logsumexp",
      "log(sum(exp(x))) over axis, computed stably"),
@@ -139,7 +139,8 @@ op("concat(values, axis=0)", "join a list of tensors along an existing axis", "K
    torch=OWN, jax=OWN, tensorflow=OWN)
 op("stack(values, axis=0)", "join a list of tensors along a new axis", "K.stack", variadic=True,
    torch=OWN, jax=OWN, tensorflow=OWN)
-op("one_hot(indices, depth)", "float one-hot rows of length depth for integer indices",
+op("one_hot(indices, depth)", "float one-hot rows of length depth for integer indices; an index "
+   "outside [0, depth) (as -1) gives a row of zeros, as tf.one_hot",
    "K.one_hot", attrs=("depth",), gradient=False, torch=OWN, jax=OWN, tensorflow=OWN)
 op("getitem(x, index)", "x[index]: integers, slices, None and integer lists", "K.getitem",
    attrs=("index",), torch=OWN, jax=OWN, tensorflow=OWN)

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .. import norms
 from .failures import failure_kind
 from .grid import SEED
 from .results import final_loss, final_metrics, numeric_columns, pairs, value
@@ -113,19 +114,9 @@ def gradient_stats(overridden: list, true: list) -> dict:
     t = np.stack([t for _, t in finite])
     with np.errstate(all="ignore"):
         g_mean, t_mean = g.mean(axis=0), t.mean(axis=0)
-        spread = np.sqrt(np.mean(np.sum((g - g_mean) ** 2, axis=1)))
-        return {"grad_mean_norm": float(np.linalg.norm(g_mean)), "grad_std": float(spread),
-                "bias": float(np.linalg.norm(g_mean - t_mean)),
-                "cosine_of_means": _cosine(g_mean, t_mean), **counts}
-
-
-def _cosine(a: np.ndarray, b: np.ndarray) -> float:
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    if na == 0 and nb == 0:
-        return 1.0
-    if na == 0 or nb == 0:
-        return 0.0
-    return float(np.clip(np.dot(a, b) / (na * nb), -1.0, 1.0))
+        return {"grad_mean_norm": norms.norm(g_mean), "grad_std": norms.rms_norm(g - g_mean),
+                "bias": norms.norm(g_mean - t_mean),
+                "cosine_of_means": norms.cosine(g_mean, t_mean), **counts}
 
 
 def _grad(doc: dict, out: str, name: str, kind: str):

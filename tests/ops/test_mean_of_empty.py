@@ -3,7 +3,8 @@ tf.reduce_mean gives (TensorFlow 2.21 called here), with an empty gradient as tf
 and no numpy "Mean of empty slice" RuntimeWarning reaching the user (warnings are errors here).
 
 mean is the one reduction kernel of ops/kernels.py that numpy warns about when empty: sum and
-prod of nothing are 0 and 1 without a word, and max, min and logsumexp raise (no identity)."""
+prod of nothing are 0 and 1 without a word, and max, min and logsumexp give TensorFlow's
+identities (tests/backends/test_backend_empty_reductions.py)."""
 from __future__ import annotations
 
 import os
