@@ -22,6 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
@@ -236,9 +237,16 @@ def pool_runs(runs, jobs: int, text: str, path: str, to_doc, numeric: bool = Tru
         raise
     finished = False
     try:
-        pending = {pool.submit(_pool_run, run_id, params): run_id for run_id, params in runs}
+        pending, unsent = {}, []
+        for run_id, params in runs:
+            try:
+                pending[pool.submit(_pool_run, run_id, params)] = run_id
+            except BrokenProcessPool as exc:  # a worker died (a SIGTERM) while runs were sent
+                unsent.append((run_id, exc))
         _unblock(held)  # a Ctrl-C held meanwhile is raised here: the pool is stopped below
         held = frozenset()
+        for run_id, exc in unsent:
+            yield _worker_failed(run_id, runs, exc)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -258,10 +266,14 @@ def _outcome(future, run_id: str, runs) -> tuple:
     try:
         return future.result()
     except Exception as exc:
-        params = dict(next(p for r, p in runs if r == run_id))
-        return {"run": run_id, "params": params, "time": None,
-                **failed(ERROR, f"the worker running it failed: {type(exc).__name__}: {exc}",
-                         2)}, None
+        return _worker_failed(run_id, runs, exc)
+
+
+def _worker_failed(run_id: str, runs, exc: Exception) -> tuple:
+    params = dict(next(p for r, p in runs if r == run_id))
+    return {"run": run_id, "params": params, "time": None,
+            **failed(ERROR, f"the worker running it failed: {type(exc).__name__}: {exc}",
+                     2)}, None
 
 
 _STOPS = frozenset({signal.SIGINT, signal.SIGTERM})

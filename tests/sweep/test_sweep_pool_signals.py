@@ -50,3 +50,34 @@ def test_a_stop_reaching_a_starting_worker_leaves_no_traceback(sig):
         assert outcomes == [[None, float(np.sum(np.square([1.0, 2.0])))]] * 2
     else:  # SIGTERM ends a worker, as _stop_pool needs it to: its runs failed, and say so
         assert outcomes and all("the worker running it failed" in error for error, _ in outcomes)
+
+
+def test_a_worker_dying_while_runs_are_sent_fails_the_unsent_runs_without_a_traceback(monkeypatch):
+    # A SIGTERM that ends a worker while the client still submits breaks the pool: the next
+    # submit raises BrokenProcessPool (a clean-clone CI saw it as a traceback). Made certain
+    # here: the second submit finds the pool broken.
+    from concurrent.futures.process import BrokenProcessPool
+
+    from gradcli import render
+    from gradcli.sweep import execute
+
+    class BreaksOnSecondSubmit(execute.ProcessPoolExecutor):
+        sent = 0
+
+        def submit(self, *args, **kwargs):
+            BreaksOnSecondSubmit.sent += 1
+            if BreaksOnSecondSubmit.sent == 2:
+                raise BrokenProcessPool("A child process terminated abruptly")
+            return super().submit(*args, **kwargs)
+
+    monkeypatch.setattr(execute, "ProcessPoolExecutor", BreaksOnSecondSubmit)
+    spec = "name: sq\ninputs:\n  x: [1.0, 2.0]\noutputs:\n  y: sum(x * x)\n"
+    runs = list(execute.pool_runs([("0", {}), ("1", {})], 2, spec, "sq.yaml", render.to_json,
+                                  False))
+    by_run = {doc["run"]: (doc, text) for doc, text in runs}
+    assert sorted(by_run) == ["0", "1"]
+    assert by_run["0"][0].get("error") is None
+    assert json.loads(by_run["0"][1])["values"]["y"] == float(np.sum(np.square([1.0, 2.0])))
+    failed_doc, text = by_run["1"]
+    assert text is None and failed_doc["exit_code"] == 2 and failed_doc["failure"] == "error"
+    assert "the worker running it failed: BrokenProcessPool" in failed_doc["error"]
