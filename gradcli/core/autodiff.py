@@ -156,7 +156,7 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
                     continue  # the pair of a one-input op: nothing after it
                 cop = child._op or child
                 cuid = cop.uid
-                if (cuid > floor and cuid not in seen and cop.in1 is not None
+                if (cop.in1 is not None and cuid > floor and cuid not in seen  # a leaf: first
                         and child.uid not in stops):
                     see(cuid)
                     push((op, children))
