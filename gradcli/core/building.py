@@ -94,17 +94,19 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
     # the op that is its own output (Tensor), _init_op written out without its call: the
     # build's hot path
     out = _new(Tensor)
-    out.type, out.attrs, out.kernel, out.override = type_, attrs, kernel, None
-    out.in1 = inputs[0]
-    n = len(inputs)
-    out.in2 = inputs[1] if n > 1 else None
-    out.many = tuple(inputs) if n > 2 else None
+    out.type, out.attrs, out.kernel = type_, attrs, kernel
+    if len(inputs) == 2:  # the common case first: fewer steps than the general one
+        out.in1, out.in2 = inputs
+        out.many = None
+    else:
+        out.in1 = inputs[0]
+        out.in2 = inputs[1] if len(inputs) > 1 else None
+        out.many = tuple(inputs) if len(inputs) > 2 else None
     out.uid = next(_uids)
     out.origin = origins.local.current if origins.is_set else None
     out._op, out.index, out.shape, out.dtype, out._value = None, 0, shape, dtype, None
     out._version, out.label, out.multi = State.version, None, None
-    if _scopes.stack:
-        out.override = claim_override(out)
+    out.override = claim_override(out) if _scopes.stack else None
     return out
 
 
