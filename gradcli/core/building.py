@@ -76,7 +76,7 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
             key = (type_, *[t.dtype for t in inputs])
         dtype = _RESULT_DTYPES.get(key)
         if dtype is None:
-            dtype = result_dtype(type_, kernel, key[1:])
+            dtype = elementwise_dtype(type_, kernel, key[1:])
         if dtype is False:
             return make_op(type_, kernel, inputs).output
         shape = first.shape
@@ -139,7 +139,7 @@ def _broadcast_apart(shapes: list):
     return next((s for s in shapes if s == shape), shape)
 
 
-def result_dtype(type_: str, kernel: Callable, dtypes: tuple):
+def elementwise_dtype(type_: str, kernel: Callable, dtypes: tuple):
     """The dtype of an elementwise op's result on inputs of these dtypes, or False where it
     runs at build (make_op): integer and boolean inputs. Found once per op type and dtypes."""
     key = (type_, *dtypes)

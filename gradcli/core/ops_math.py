@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import GraphError
 from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
 from . import budget as budgets
-from .building import leaf, make_elementwise, make_op, result_dtype
+from .building import elementwise_dtype, leaf, make_elementwise, make_op
 from .graph import _NO_ATTRS, Tensor
 
 
@@ -138,14 +138,14 @@ def binary(type_: str, kernel, x, y) -> Tensor:
 def elementwise1(type_: str, kernel):
     """A one-input elementwise op's builder (make_elementwise: its value is computed on demand)."""
     # a closure over the op, so that each call is one Python frame before make_elementwise
-    results: dict = {}  # x's dtype -> the result's (building.result_dtype), without a key tuple
+    results: dict = {}  # x's dtype -> the result's (building.elementwise_dtype), without a key tuple
 
     def build(x):
         if x.__class__ is Tensor:  # the build's common case: shape and dtype known here
             dtype = x.dtype
             result = results.get(dtype)
             if result is None:
-                result = results[dtype] = result_dtype(type_, kernel, (dtype,))
+                result = results[dtype] = elementwise_dtype(type_, kernel, (dtype,))
             if result is not False and budgets._active is None:
                 return make_elementwise(type_, kernel, (x,), _NO_ATTRS, x.shape, result)
         return make_elementwise(type_, kernel, (x,) if isinstance(x, Tensor) else (convert(x),))
@@ -169,7 +169,7 @@ def elementwise2(type_: str, kernel):
             # two tensors of one dtype: make_elementwise's own checks, done here in fewer steps
             result = results.get(dtype)
             if result is None:
-                result = results[dtype] = result_dtype(type_, kernel, (dtype, dtype))
+                result = results[dtype] = elementwise_dtype(type_, kernel, (dtype, dtype))
             s = y.shape
             if result is not False and (not s or s == x.shape) and budgets._active is None:
                 return make_elementwise(type_, kernel, (x, y), _NO_ATTRS, x.shape, result)
