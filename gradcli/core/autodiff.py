@@ -145,7 +145,8 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
             continue
         see(op.uid)
         # the op being walked and its inputs' iterator are locals; the stack holds only the
-        # ops above it (an op resumes its inputs where it left them). An op keeps one or two
+        # ops above it, each pushed as two items, op then iterator (no tuple per op), and
+        # resumes its inputs where it left them. An op keeps one or two
         # inputs in fields, in2 None for one (graph._OpFields): the pair is iterated as it is.
         children = iter((op.in1, op.in2) if op.many is None else op.many)
         stack: list = []
@@ -156,10 +157,11 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
                     continue  # the pair of a one-input op: nothing after it
                 cop = child._op or child
                 cuid = cop.uid
-                if (cuid > floor and cuid not in seen and cop.in1 is not None
+                if (cop.in1 is not None and cuid > floor and cuid not in seen  # a leaf: first
                         and child.uid not in stops):
                     see(cuid)
-                    push((op, children))
+                    push(op)
+                    push(children)
                     op, children = cop, iter((cop.in1, cop.in2) if cop.many is None else cop.many)
                     break
             else:
@@ -180,7 +182,8 @@ def _on_paths(ys: list, reaching: set, stops: set, xs: list, every: list | None)
                                 reach(out.uid)
                 if not stack:
                     break
-                op, children = pop()
+                children = pop()
+                op = pop()
     return relevant
 
 

@@ -76,7 +76,7 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
             key = (type_, *[t.dtype for t in inputs])
         dtype = _RESULT_DTYPES.get(key)
         if dtype is None:
-            dtype = _RESULT_DTYPES[key] = _result_dtype(kernel, key[1:])
+            dtype = elementwise_dtype(type_, kernel, key[1:])
         if dtype is False:
             return make_op(type_, kernel, inputs).output
         shape = first.shape
@@ -94,17 +94,19 @@ def make_elementwise(type_: str, kernel: Callable, inputs: tuple, attrs: dict = 
     # the op that is its own output (Tensor), _init_op written out without its call: the
     # build's hot path
     out = _new(Tensor)
-    out.type, out.attrs, out.kernel, out.override = type_, attrs, kernel, None
-    out.in1 = inputs[0]
-    n = len(inputs)
-    out.in2 = inputs[1] if n > 1 else None
-    out.many = tuple(inputs) if n > 2 else None
+    out.type, out.attrs, out.kernel = type_, attrs, kernel
+    if len(inputs) == 2:  # the common case first: fewer steps than the general one
+        out.in1, out.in2 = inputs
+        out.many = None
+    else:
+        out.in1 = inputs[0]
+        out.in2 = inputs[1] if len(inputs) > 1 else None
+        out.many = tuple(inputs) if len(inputs) > 2 else None
     out.uid = next(_uids)
     out.origin = origins.local.current if origins.is_set else None
     out._op, out.index, out.shape, out.dtype, out._value = None, 0, shape, dtype, None
     out._version, out.label, out.multi = State.version, None, None
-    if _scopes.stack:
-        out.override = claim_override(out)
+    out.override = claim_override(out) if _scopes.stack else None
     return out
 
 
@@ -135,6 +137,16 @@ def _broadcast_apart(shapes: list):
     except ValueError:
         return None
     return next((s for s in shapes if s == shape), shape)
+
+
+def elementwise_dtype(type_: str, kernel: Callable, dtypes: tuple):
+    """The dtype of an elementwise op's result on inputs of these dtypes, or False where it
+    runs at build (make_op): integer and boolean inputs. Found once per op type and dtypes."""
+    key = (type_, *dtypes)
+    dtype = _RESULT_DTYPES.get(key)
+    if dtype is None:
+        dtype = _RESULT_DTYPES[key] = _result_dtype(kernel, dtypes)
+    return dtype
 
 
 def _result_dtype(kernel: Callable, dtypes: tuple):

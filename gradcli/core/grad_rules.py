@@ -191,7 +191,9 @@ defgrad("sqrt", lambda op, g: M.sqrt_grad(_y(op), g))
 defgrad("square", lambda op, g: M.mul(g, M.mul(_x(op), 2)))
 defgrad("sin", lambda op, g: M.mul(g, M.cos(_x(op))))
 defgrad("cos", lambda op, g: M.neg(M.mul(g, M.sin(_x(op)))))
-defgrad("tanh", lambda op, g: M.tanh_grad(op.output, g))  # no _y frame: W1's hot rule
+# W1's hot rule: no _y frame, and the op is its own output unless it has several (an override
+# can give tanh's rule to such an op): no call of the `output` property
+defgrad("tanh", lambda op, g: M.tanh_grad(op.output if op.multi else op, g))
 defgrad("sigmoid", lambda op, g: M.sigmoid_grad(op.output, g))
 defgrad("relu", lambda op, g: M.where(M.greater(_y(op), 0), g, M.zero(g)))
 defgrad("softplus", lambda op, g: M.mul(g, M.sigmoid(_x(op))))
@@ -250,7 +252,7 @@ def _mul_grad(op, g):
     # the most used rule of all, written out: no closures for _each
     x, y = op.in1, op.in2
     need_x, need_y = needed(op)
-    if g.op.type not in M.SEED_TYPES:  # g cannot be the seed of ones (_times): multiply at once
+    if (g._op or g).type not in M.SEED_TYPES:  # g cannot be the seed of ones (_times): multiply at once
         return M.mul(g, y) if need_x else None, M.mul(g, x) if need_y else None
     return _times(g, y) if need_x else None, _times(g, x) if need_y else None
 

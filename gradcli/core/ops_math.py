@@ -14,8 +14,9 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
-from .building import leaf, make_elementwise, make_op
-from .graph import Tensor
+from . import budget as budgets
+from .building import elementwise_dtype, leaf, make_elementwise, make_op
+from .graph import _NO_ATTRS, Tensor
 
 
 def constant(value, dtype=None, name: str | None = None) -> Tensor:
@@ -137,21 +138,42 @@ def binary(type_: str, kernel, x, y) -> Tensor:
 def elementwise1(type_: str, kernel):
     """A one-input elementwise op's builder (make_elementwise: its value is computed on demand)."""
     # a closure over the op, so that each call is one Python frame before make_elementwise
+    results: dict = {}  # x's dtype -> the result's (building.elementwise_dtype), without a key tuple
+
     def build(x):
+        if x.__class__ is Tensor:  # the build's common case: shape and dtype known here
+            dtype = x.dtype
+            result = results.get(dtype)
+            if result is None:
+                result = results[dtype] = elementwise_dtype(type_, kernel, (dtype,))
+            if result is not False and budgets._active is None:
+                return make_elementwise(type_, kernel, (x,), _NO_ATTRS, x.shape, result)
         return make_elementwise(type_, kernel, (x,) if isinstance(x, Tensor) else (convert(x),))
     return build
 
 
 def elementwise2(type_: str, kernel):
     """A two-input elementwise op's builder (make_elementwise: its value is computed on demand)."""
+    results: dict = {}  # the inputs' one dtype -> the result's, without a key tuple
+
     def build(x, y):  # no annotation: inspect.signature(gc.add) shows the table's (x, y) alone
         if x.__class__ is Tensor:  # the build's common cases, without _pair's checks and calls
+            dtype = x.dtype
             if y.__class__ is float:  # y * 0.999: the float's shared constant, if there is one yet
-                shared = _floats.get((y, x.dtype))
-                if shared is not None:
-                    return make_elementwise(type_, kernel, (x, shared))
-            elif y.__class__ is Tensor and y.dtype is x.dtype:
-                return make_elementwise(type_, kernel, (x, y))
+                shared = _floats.get((y, dtype))
+                if shared is None:
+                    return make_elementwise(type_, kernel, _pair(x, y))
+                y = shared
+            elif y.__class__ is not Tensor or y.dtype is not dtype:
+                return make_elementwise(type_, kernel, _pair(x, y))
+            # two tensors of one dtype: make_elementwise's own checks, done here in fewer steps
+            result = results.get(dtype)
+            if result is None:
+                result = results[dtype] = elementwise_dtype(type_, kernel, (dtype, dtype))
+            s = y.shape
+            if result is not False and (not s or s == x.shape) and budgets._active is None:
+                return make_elementwise(type_, kernel, (x, y), _NO_ATTRS, x.shape, result)
+            return make_elementwise(type_, kernel, (x, y))
         return make_elementwise(type_, kernel, _pair(x, y))
     return build
 

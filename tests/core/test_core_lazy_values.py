@@ -137,3 +137,43 @@ def test_assign_all_keeps_own_arrays_casts_others_and_stales_kept_values():
     with pytest.raises(GraphError, match="shape"):
         assign_all([a, b], [X * 4.0, np.ones(3)])  # the second refused
     assert s.numpy() == pytest.approx(X.sum() * 4.0 + 3.0, rel=1e-15)  # the first was kept
+
+
+# The generated builders take a shortcut for two tensors of one dtype (and a float beside a
+# tensor): the result's shape and dtype must still be numpy's, 0-d beside a vector either way
+# round, integers still run at build, and a memory budget still computes values at build.
+_PAIRS = [
+    (np.float64(0.5), np.array([1.0, -2.0, 3.0])),
+    (np.array([1.0, -2.0, 3.0]), np.float64(0.5)),
+    (np.array([1.0, -2.0, 3.0], np.float32), np.array([0.25, 4.0, -1.0], np.float32)),
+    (np.array([[1.0], [2.0]]), np.array([3.0, 4.0, 5.0])),
+    (np.array([1, 2, 3]), np.array([4, 5, 6])),
+]
+
+
+@pytest.mark.parametrize("a,b", _PAIRS)
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "div", "maximum"])
+def test_a_generated_binary_builder_gives_numpys_shape_dtype_and_value(op, a, b):
+    x, y = gc.constant(a, dtype=a.dtype), gc.constant(b, dtype=b.dtype)
+    z = getattr(gc, op)(x, y)
+    expected = getattr(np, {"add": "add", "mul": "multiply", "sub": "subtract",
+                            "div": "true_divide", "maximum": "maximum"}[op])(a, b)
+    assert (z.shape, z.dtype) == (expected.shape, expected.dtype)
+    np.testing.assert_array_equal(z.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_float_beside_a_tensor_and_a_unary_builder_keep_the_tensors_dtype(dtype):
+    a = np.array([0.5, -1.5], dtype)
+    z = gc.tanh(gc.constant(a, dtype=dtype) * 1.0001)
+    expected = np.tanh(a * dtype(1.0001))
+    assert (z.shape, z.dtype) == (expected.shape, expected.dtype)
+    np.testing.assert_array_equal(z.numpy(), expected)
+
+
+def test_under_a_memory_budget_the_builders_compute_values_at_build():
+    from gradcli.core import budget as budgets
+    with budgets.memory_budget(10**9):
+        z = gc.tanh(gc.constant(X) * gc.constant(X))
+    assert z._value is not None
+    np.testing.assert_array_equal(z.numpy(), np.tanh(X * X))
