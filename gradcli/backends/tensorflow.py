@@ -186,10 +186,6 @@ def _ops(tf) -> dict:
         positions = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)[index]
         return tf.gather(tf.reshape(x, [-1]), tf.constant(positions, tf.int64))
 
-    def max_with_argmax(x, axis):
-        idx = tf.math.argmax(x, axis=axis, output_type=tf.int64)
-        return tf.squeeze(tnp.take_along_axis(x, tf.expand_dims(idx, axis), axis), axis), idx
-
     def first_nan_or(fn):
         # tf.math.argmax/argmin skip NaN; numpy, torch and jax (and the core) pick the first NaN
         def run(x, axis):
@@ -198,6 +194,12 @@ def _ops(tf) -> dict:
             return tf.where(tf.reduce_any(nan, axis=axis), first_nan,
                             fn(x, axis=axis, output_type=tf.int64))
         return run
+
+    argmax = first_nan_or(tf.math.argmax)
+
+    def max_with_argmax(x, axis):
+        idx = argmax(x, axis)  # the first NaN too: its value is the NaN, as the other backends'
+        return tf.squeeze(tnp.take_along_axis(x, tf.expand_dims(idx, axis), axis), axis), idx
 
     def erf(x):
         # tf.math.erf gives NaN beyond |x| ~ 1e154 (x * x overflows); erf is +-1 from |x| = 6 on.
@@ -212,6 +214,6 @@ def _ops(tf) -> dict:
         "stack": lambda *vs, axis: tf.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: tf.one_hot(i, depth, dtype=dtype),
         "getitem": getitem, "max_with_argmax": max_with_argmax,
-        "argmax": first_nan_or(tf.math.argmax), "argmin": first_nan_or(tf.math.argmin), "erf": erf,
+        "argmax": argmax, "argmin": first_nan_or(tf.math.argmin), "erf": erf,
     }
     return derive("tensorflow", {"tf": tf, "tnp": tnp}, own, {"reduction": reduction})

@@ -76,3 +76,25 @@ def test_argmax_of_a_0d_tensor_along_axis_minus_1_is_a_spec_error(backend):
     with pytest.raises(SpecError) as caught:
         runner.run(load("inputs:\n  x: 2.5\noutputs:\n  y: argmax(x)\n", "edge"), backend=backend)
     assert "axis -1 is out of range" in str(caught.value)
+
+
+def test_max_with_argmax_keeps_a_nan_and_picks_the_first_on_every_backend(backend):
+    # TensorFlow's own argmax skips NaN: its backend's max_with_argmax hid the NaN (3.0, 5.0)
+    spec = """
+inputs:
+  z: [[1.0, .nan, 3.0], [2.0, 5.0, .nan], [4.0, -1.0, 4.0]]
+let:
+  "v, i": max_with_argmax(z, axis=1)
+outputs:
+  y: sum(v * [1.0, 10.0, 100.0])
+  idx: i
+"""
+    result = runner.run(load(spec, "max_with_argmax_nan"), backend=backend)
+    z = np.array([[1.0, np.nan, 3.0], [2.0, 5.0, np.nan], [4.0, -1.0, 4.0]])
+    index = np.argmax(z, axis=1)  # numpy's rule: the first NaN, the first of ties
+    assert np.array_equal(index, [1, 2, 0])
+    np.testing.assert_array_equal(result.values["idx"], index)
+    assert np.isnan(result.values["y"])
+    grad = np.zeros_like(z)
+    grad[np.arange(3), index] = [1.0, 10.0, 100.0]
+    np.testing.assert_array_equal(result.gradients["y"]["z"].true, grad)
