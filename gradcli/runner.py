@@ -16,6 +16,8 @@ from .fd import directional_projection
 from .record import Factory, record
 from .spec import lint, unmatched_at_run  # not .spec.lint: that would shadow lint() by its module
 from .spec.expect_numbers import refuse_booleans
+from .spelling import KIND_TEXT, array_text
+from .spelling import number_text as spelled
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
@@ -226,7 +228,7 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
         if not np.allclose(act_arr, exp_arr, rtol=expect.rtol, atol=expect.atol, equal_nan=True):
             gap = max_gap(act_arr, exp_arr)
             failures.append(f"{label}: expected {_show(expected)}, got {_show(actual)} "
-                            f"(max |diff| {gap:.3g}; rtol {expect.rtol:g}, atol {expect.atol:g})")
+                            f"(max |diff| {spelled(gap, '.3g')}; rtol {expect.rtol:g}, atol {expect.atol:g})")
 
     if expect.finite:
         failures += [f"finite: {_nonfinite_text(n)}" for n in result.nonfinite]
@@ -254,7 +256,7 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
                 got = (result.train.final_loss if quantity == "loss"
                        else result.train.final_metrics.get(metric, {}).get(part))
                 if got is None:  # a test value without a test part (data.test: 0 or no data)
-                    failures.append(f"train.final.{quantity}: expected {expected:.6g}, got none"
+                    failures.append(f"train.final.{quantity}: expected {spelled(expected, '.6g')}, got none"
                                     + (" (the run has no test part)" if part == "test" else ""))
                 else:
                     compare(f"train.final.{quantity}", expected, got)
@@ -273,7 +275,7 @@ def _value_of(name: str, result: Result):
 def _nonfinite_text(n) -> str:
     where = f" ({n.location})" if n.location else ""
     step = f" at step {n.step}" if n.step is not None else ""
-    return (f"{n.phase} {n.tensor} is {n.value}{step}, born as {n.born} at "
+    return (f"{n.phase} {n.tensor} is {KIND_TEXT[n.value]}{step}, born as {KIND_TEXT[n.born]} at "
             f"{n.expr or n.op}{where}")
 
 
@@ -281,4 +283,4 @@ def _show(value) -> str:
     if value is None:
         return "null (no gradient)"
     array = np.asarray(value)
-    return np.array2string(array, precision=6, threshold=8) if array.ndim else f"{array.item():.6g}"
+    return array_text(array, precision=6, threshold=8) if array.ndim else spelled(array.item(), ".6g")
