@@ -39,3 +39,33 @@ def test_numeric_column_is_nan_only_where_its_own_element_is(backend):
     # numeric against true: NaN against NaN agrees, the rest differ by the step's error only
     gap = result.summary["y"]["x"].numeric_max_abs_diff
     assert gap is not None and np.isfinite(gap) and gap < 1e-8
+
+
+FLAT = ("name: flat-beside-nan\ninputs:\n  x: [-1.0, 0.3]\noutputs:\n"
+        "  y: where(x > 0, round(x), sqrt(x))\n")
+
+
+def test_a_flat_element_beside_an_always_nan_one_gets_its_finite_numeric(backend):
+    # note9: x[1] feeds only y[1] = round(0.3), flat, while y[0] = sqrt(-1) is NaN at every
+    # probe; its numeric was NaN on every backend, so numeric_max_abs_diff was NaN
+    result = runner.run(load_spec_text(FLAT, path="flat.yaml"), backend=backend)
+    cell = result.gradients["y"]["x"]
+    xs = np.array([-1.0, 0.3])
+    t = torch.tensor(xs, requires_grad=True)
+    torch.sum(torch.where(t > 0, torch.round(t), torch.sqrt(t))).backward()
+    true = t.grad.numpy()
+    assert np.isnan(true[0]) and true[1] == 0.0
+    numeric = np.asarray(cell.numeric, dtype=np.float64)
+    assert np.isnan(numeric[0]) and numeric[1] == true[1]
+    assert result.summary["y"]["x"].numeric_max_abs_diff == 0.0  # NaN against NaN agrees
+
+
+def test_plot_curves_numeric_series_follows_the_same_rule():
+    from gradcli import curve
+    # x[1] swept over [0.1, 0.4]: round(x[1]) is 0 throughout, flat, beside y[0]'s NaN
+    c = curve.sweep(load_spec_text(FLAT, path="flat.yaml"), "x", span=(0.1, 0.4), points=4,
+                    element=(1,))
+    with np.errstate(invalid="ignore"):  # numpy: the finite element's slope, by hand
+        slopes = [(np.round(v + 1e-6) - np.round(v - 1e-6)) / 2e-6 for v in c.x]
+    np.testing.assert_array_equal(c.numeric, slopes)
+    assert not np.isnan(c.numeric).any()
