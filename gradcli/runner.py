@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from . import backends, norms
-from .backends.program import TrainRecord, check_grad_ys, nonfinite_kind, train_error
+from .backends.program import Convention, TrainRecord, check_grad_ys, nonfinite_kind, train_error
 from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
@@ -106,7 +106,7 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
     check_grad_ys(experiment, {name: np.shape(value) for name, value in values.items()})
     overridden, true = program.gradients("overridden"), program.gradients("true")
     numeric_grads = program.numeric(MAX_PROBES, DIRECTIONS) if numeric else None
-    gradients, summary = {}, {}
+    gradients, summary, notes = {}, {}, []
     for out, row in overridden.items():
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
@@ -117,6 +117,7 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
             seed = program.numeric_seeds[out][name] if numeric else None  # with which seed
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
             summary[out][name] = summarize(over, true[out][name], num, kind, seed)
+            notes.append(directional_note(out, name, true[out][name], kind))
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
     result.numeric_seeds = {o: dict(row) for o, row in program.numeric_seeds.items()} if numeric else {}
@@ -132,7 +133,8 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
             result.nonfinite.append(result.train.nonfinite)
     if experiment.expect is not None:
         result.expect = check_expect(experiment.expect, result)
-    result.conventions = list(program.conventions)  # complete only after gradients and training
+    # complete only after gradients and training
+    result.conventions = [*program.conventions, *(n for n in notes if n is not None)]
     return result
 
 
@@ -177,10 +179,44 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int | None) -> Summa
         agree = sign_agreement(o, t)
     summary = Summary(cosine, diff, no, nt, agree)
     if numeric is not None:
-        reference = (directional_projection(true, DIRECTIONS, seed) if numeric_kind == "directional"
-                     else true)
+        reference = true
+        if numeric_kind == "directional":  # of the finite elements: see directional_note
+            reference = directional_projection(np.where(np.isfinite(t), t, 0.0).reshape(
+                np.shape(true)), DIRECTIONS, seed)
         summary.numeric_max_abs_diff = max_gap(numeric, reference)
     return summary
+
+
+def directional_note(out: str, name: str, true, numeric_kind: str):
+    """The note of a directional check whose true gradient has NaN or infinite elements, which
+    summarize leaves out of the projection it compares: one such element would make every
+    element of the projection NaN, and numeric_max_abs_diff NaN, telling nothing. The numeric
+    side lacks them too: a probe adds nothing for an output element that stays NaN or
+    infinite (fd.difference), and those are where such gradient elements come from."""
+    if numeric_kind != "directional" or true is None:
+        return None
+    t = np.asarray(true, dtype=np.float64)
+    left = np.flatnonzero(~np.isfinite(t))
+    if not left.size:
+        return None
+    some = "element" if left.size == 1 else f"{left.size} elements"
+    return Convention("numeric", f"{out}/{name}: the directional numeric check compared the "
+                      "projection of the true gradient's finite elements, leaving out its NaN "
+                      f"or infinite {some}{where_text(name, left, t.shape)} (a probe sees no "
+                      "slope in an output element that stays NaN or infinite)", out, name,
+                      tuple(int(i) for i in left))
+
+
+SHOWN = 8  # element indices a note's text names before it says how many more
+
+
+def where_text(name: str, elements, shape: tuple) -> str:
+    """" (at x[0], x[5])": a note's elements (flat, row-major) as numpy indexes them."""
+    def index(i):
+        return str(i) if len(shape) <= 1 else ", ".join(map(str, np.unravel_index(i, shape)))
+    shown = ", ".join(f"{name}[{index(i)}]" for i in elements[:SHOWN])
+    more = f" and {len(elements) - SHOWN} more" if len(elements) > SHOWN else ""
+    return f" (at {shown}{more})"
 
 
 def sign_agreement(o: np.ndarray, t: np.ndarray) -> float:
