@@ -9,50 +9,26 @@ batches per epoch by hand (ceil(train rows / batch_size) per epoch, as spec-v2 d
 """
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from blobs_fixture import CSV, blobs_spec
 from click.testing import CliRunner
 
 from gradcli.cli import cli
 
-CSV = Path(__file__).parents[2] / "experiments" / "data" / "two_blobs.csv"
-SPEC = """\
-name: blobs
-seed: 0
-data:
-  load: two_blobs.csv
-  features: X
-  labels: y
-  test: 0.2
-  standardize: true
-inputs:
-  w: [0.5, -0.25]
-  b: 0.1
-outputs:
-  loss: mean(softplus(matmul(X, w) + b) - cast(y, dtype(b)) * (matmul(X, w) + b))
-train:
-  optimizer: {{name: sgd, lr: 0.1}}
-  epochs: 2
-  batch_size: 10{steps}
-expect:
-  train:
-    loss: {losses}
-"""
 
-
-def steps_by_hand(epochs=2, batch_size=10, test=0.2) -> int:
+def steps_by_hand(epochs=4, batch_size=10, test=0.2) -> int:
     rows = len(np.loadtxt(CSV, delimiter=",", skiprows=1, usecols=(0, 1)))
     train_rows = rows - math.ceil(rows * test)  # 30 rows, 6 held out
     return epochs * math.ceil(train_rows / batch_size)
 
 
 def write(tmp_path, n_losses: int, steps: str = "") -> Path:
-    shutil.copy(CSV, tmp_path / CSV.name)
-    path = tmp_path / "blobs.yaml"
-    path.write_text(SPEC.format(steps=steps, losses=[0.5] * n_losses))
+    """tests/blobs_fixture's spec (4 epochs in batches of 10), `steps` added to its train."""
+    path = blobs_spec(tmp_path, extra=f"expect:\n  train:\n    loss: {[0.5] * n_losses}\n")
+    path.write_text(path.read_text().replace("  epochs: 4\n", f"  epochs: 4{steps}\n"))
     return path
 
 
@@ -66,12 +42,12 @@ def line_and_column(path: Path) -> tuple[int, int]:
 def test_too_many_expected_losses_for_the_epochs_is_a_placed_error_before_training(tmp_path,
                                                                                    steps):
     total = steps_by_hand()
-    assert total == 6  # 24 training rows in batches of 10: 3 a epoch
+    assert total == 12  # 24 training rows in batches of 10: 3 an epoch
     path = write(tmp_path, total + 2, steps)
     result = CliRunner().invoke(cli, ["run", str(path), "--no-numeric"], env={"NO_COLOR": "1"})
     assert result.exit_code == 2, result.output
     line, column = line_and_column(path)
-    assert (f"{path}:{line}:{column}: expect.train.loss: expected at most {total} losses (2 "
+    assert (f"{path}:{line}:{column}: expect.train.loss: expected at most {total} losses (4 "
             f"epochs of 3 batches of 24 training rows are {total} steps), got {total + 2}"
             in " ".join(result.stderr.split()))
     assert "training" not in result.stdout and "Traceback" not in result.output
@@ -82,10 +58,10 @@ def test_the_json_format_gets_the_error_document(tmp_path):
     result = CliRunner().invoke(cli, ["run", str(path), "--no-numeric", "--format", "json"])
     assert result.exit_code == 2
     doc = json.loads(result.stdout)
-    assert doc["exit_code"] == 2 and "expect.train.loss: expected at most 6 losses" in doc["error"]
+    assert doc["exit_code"] == 2 and "expect.train.loss: expected at most 12 losses" in doc["error"]
 
 
-@pytest.mark.parametrize("n_losses", [6, 4])  # as many as the steps, or fewer: a stopped run's
+@pytest.mark.parametrize("n_losses", [12, 5])  # as many as the steps, or fewer: a stopped run's
 def test_as_many_losses_as_steps_or_fewer_run_and_are_compared(tmp_path, n_losses):
     path = write(tmp_path, n_losses)
     result = CliRunner().invoke(cli, ["run", str(path), "--no-numeric", "--format", "json"])
