@@ -221,6 +221,7 @@ def compare(specs, backends, backend, overrides, tolerance, fmt, output, max_mem
     The output says which backend ran each column.
     """
     from . import comparison, runner
+    from .labels import run_labels
 
     out, err = consoles()
     if tolerance is not None and not tolerance >= 0:
@@ -245,7 +246,7 @@ def compare(specs, backends, backend, overrides, tolerance, fmt, output, max_mem
                            "(to compare specs with each other on one backend: --backend NAME, "
                            "or --set backend=NAME)")
     runs = [run for group in groups for run in group]
-    names = [f"{exp.name} [{b}]" if b and len(loaded) > 1 else label for label, exp, b in runs]
+    names = run_labels([exp.name for exp in loaded], backends)
     # numeric=False: no compare output shows a numeric gradient, and on a framework backend
     # the finite differences would cost more than everything it does show
     results = [attempt(name, lambda exp=exp, b=b: runner.run(exp, backend=b, numeric=False,

@@ -12,7 +12,7 @@ import numpy as np
 
 from .labels import told_apart
 from .record import Factory, record
-from .runner import elementwise_gap, max_gap
+from .runner import elementwise_gap, max_gap, where_text
 
 
 class _Excusable:
@@ -166,19 +166,11 @@ def _covered(excusing: list):
     return {i for elements in excusing for i in elements}
 
 
-SHOWN = 8  # element indices a note's text names before it says how many more
-
-
 def _where(name: str, elements, grads: list) -> str:
     """Where a note holds, for its text: the input's elements (row-major), as numpy indexes them."""
     if elements is None:
         return ""
-    shape = next((np.shape(g) for g in grads if g is not None), ())
-    def index(i):
-        return str(i) if len(shape) <= 1 else ", ".join(map(str, np.unravel_index(i, shape)))
-    shown = ", ".join(f"{name}[{index(i)}]" for i in elements[:SHOWN])
-    more = f" and {len(elements) - SHOWN} more" if len(elements) > SHOWN else ""
-    return f" (at {shown}{more})"
+    return where_text(name, elements, next((np.shape(g) for g in grads if g is not None), ()))
 
 
 def compare_training(results: list, tolerance: float | None, rows: list[ComparisonRow]

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import backends, runner
 from .errors import GradcliError
-from .fd import difference
+from .fd import element_difference
 from .record import record
 
 POINTS = 401
@@ -188,6 +188,7 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
         return [weights * np.asarray(program.output_at({name: value}, out), dtype=np.float64)]
 
     forward, overridden, true, numeric, at = [], [], [], [], ()
+    flat = int(np.ravel_multi_index(element, base.shape)) if base.ndim else 0
     with np.errstate(all="ignore"):
         for t in xs:
             value = base.copy()
@@ -198,10 +199,8 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
             over, tru = program.gradients_at({name: value}, out, name)
             overridden.append(_element(over, element))
             true.append(_element(tru, element))
-            up, down = value.copy(), value.copy()
-            up[element] += step
-            down[element] -= step
-            numeric.append(difference(objective(up), objective(down)) / (2 * step))
+            numeric.append(element_difference(objective, value, flat, value[element] + step,
+                                              value[element] - step, base.dtype) / (2 * step))
     return Curve(experiment.name, backend or experiment.backend, f"{out}{_index_text(at)}", name,
                  _index_text(element), xs, np.array(forward), _series(true), _series(overridden),
                  np.array(numeric), chosen)

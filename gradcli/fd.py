@@ -65,13 +65,30 @@ def central_differences(objective, base: np.ndarray, dtype, step: float) -> np.n
         h = step * max(abs(flat_base[i]), STEP_FLOOR)
         up = float(np.asarray(flat_base[i] + h, dtype=dtype))
         down = float(np.asarray(flat_base[i] - h, dtype=dtype))
-        probe = flat_base.copy()
-        probe[i] = up
-        high = objective(probe.reshape(base.shape))
-        probe[i] = down
-        low = objective(probe.reshape(base.shape))
-        flat_grad[i] = difference(high, low) / (up - down)
+        flat_grad[i] = element_difference(objective, base, i, up, down, dtype) / (up - down)
     return grad
+
+
+def element_difference(objective, base: np.ndarray, i: int, up: float, down: float,
+                       dtype) -> float:
+    """difference() of the probes that set base's flat element i to up and to down.
+
+    Where that is unknown (no element moved while some element stayed NaN or infinite), a
+    few far moves of element i tell its own output elements from the stuck ones: when they
+    change some finite element and leave every stuck one as it was, element i feeds only
+    finite elements, which are locally flat (sign(x[1]) beside y[0] = sqrt(-1)), and its
+    slope is theirs, 0. When they change a stuck element (x[0] of sqrt(x) at -1: sqrt(1) at
+    x[0] = 1), or change nothing at all (a NaN sum), it stays NaN.
+    """
+    probe = base.reshape(-1).copy()
+    probe[i] = up
+    high = objective(probe.reshape(base.shape))
+    probe[i] = down
+    low = objective(probe.reshape(base.shape))
+    total, stuck = _differences(high, low)
+    if stuck is None:
+        return total
+    return 0.0 if _feeds_only_finite(objective, probe, base, i, high, stuck, dtype) else math.nan
 
 
 def difference(high: list, low: list) -> float:
@@ -84,21 +101,65 @@ def difference(high: list, low: list) -> float:
     not move with the probe and gives no slope, so it adds 0 -- y[0] = sqrt(-1) leaves the
     derivative with respect to x[1] alone. When no element moved at all and some element was
     NaN or infinite in both probes, the probe may feed only those (x[0] of sqrt(x) at
-    x[0] = -1): the slope is unknown, NaN, not a 0 that would call the output flat there.
-    An element finite in one probe and not in the other gives its own inf or NaN.
+    x[0] = -1): the slope is unknown, NaN, not a 0 that would call the output flat there
+    (element_difference looks further, for one element's probes). An element finite in one
+    probe and not in the other gives its own inf or NaN.
     """
+    total, stuck = _differences(high, low)
+    return math.nan if stuck is not None else total
+
+
+def _differences(high: list, low: list) -> tuple[float, list | None]:
+    """(the summed differences, None), or (0.0, per output the mask of its non-finite elements
+    that stayed as they were) when no element moved and some such element is there."""
     top, bottom = sum(float(np.sum(a)) for a in high), sum(float(np.sum(a)) for a in low)
     if math.isfinite(top) and math.isfinite(bottom):
-        return top - bottom
-    total, moved, stuck = 0.0, False, False
+        return top - bottom, None
+    total, moved, masks = 0.0, False, []
     with np.errstate(all="ignore"):
         for a, b in zip(high, low):
-            a, b = np.ravel(np.asarray(a, dtype=np.float64)), np.ravel(np.asarray(b, dtype=np.float64))
-            still = (a == b) | (np.isnan(a) & np.isnan(b))
+            a, b = _flat(a), _flat(b)
+            still = _same(a, b)
             moved = moved or not still.all()
-            stuck = stuck or not np.isfinite(a[still]).all()
+            masks.append(still & ~np.isfinite(a))
             total += float(np.sum(np.where(still, 0.0, a - b)))
-    return total if moved or not stuck else math.nan
+    return (total, None) if moved or not any(m.any() for m in masks) else (total, masks)
+
+
+def _flat(a) -> np.ndarray:
+    return np.ravel(np.asarray(a, dtype=np.float64))
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a == b) | (np.isnan(a) & np.isnan(b))
+
+
+def _feeds_only_finite(objective, probe: np.ndarray, base: np.ndarray, i: int, at: list,
+                       stuck: list, dtype) -> bool:
+    """Whether far moves of flat element i change some finite output element and no stuck
+    one (`at`: the outputs at one near probe; `stuck`: their masks from _differences)."""
+    if all(m.all() for m in stuck):  # no finite element it could feed
+        return False
+    reached = False
+    with np.errstate(all="ignore"):
+        for far in _far_values(float(base.reshape(-1)[i]), dtype):
+            probe[i] = far
+            for a, b, mask in zip(objective(probe.reshape(base.shape)), at, stuck):
+                changed = ~_same(_flat(a), b)
+                if (changed & mask).any():
+                    return False
+                reached = reached or bool(changed.any())
+    return reached
+
+
+def _far_values(x: float, dtype) -> list[float]:
+    """Values far from x, in the dtype: its negation and 0 (a step's or a domain's edge), and
+    steps of one and a thousand times max(|x|, 1) either way."""
+    scale = max(abs(x), 1.0) if math.isfinite(x) else 1.0
+    wanted = [-x, 0.0, x + scale, x - scale, x + 1e3 * scale, x - 1e3 * scale]
+    with np.errstate(all="ignore"):
+        cast = [float(np.asarray(v, dtype=dtype)) for v in wanted]
+    return [v for k, v in enumerate(cast) if math.isfinite(v) and v != x and v not in cast[:k]]
 
 
 def random_directions(shape: tuple, count: int, seed: int) -> np.ndarray:

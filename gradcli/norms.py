@@ -1,5 +1,5 @@
-"""Euclidean norms and cosines of gradients over float64's whole range: the one place the run
-summary (runner.summarize) and a sweep's gradient statistics (sweep/stats.py) compute them.
+"""Euclidean norms, cosines, means and spreads of gradients over float64's whole range: the one
+place the run summary (runner.summarize) and a sweep's statistics (sweep/stats.py) compute them.
 
 sqrt(sum(x**2)) overflows to inf once an element passes ~1e154 and underflows to 0 below
 ~1e-162: the gradients of exp(±400) gave norms inf / 0 and cosines 0 / 1 where the right ones
@@ -63,3 +63,43 @@ def power_of_two_scale(x: np.ndarray) -> float:
     exact wherever it stays a normal number."""
     peak = float(np.max(np.abs(x))) if np.size(x) else 0.0
     return float(np.ldexp(1.0, np.frexp(peak)[1] - 1)) if peak else 0.0
+
+
+def mean_rows(x: np.ndarray) -> np.ndarray:
+    """The mean over axis 0 (the runs) of a 2-D array of finite numbers; where the plain mean's
+    sum overflows (two runs near 1e308), that column's mean is taken in units of the power of
+    two at its largest |element| (an exact division), so it is finite, as every mean of finite
+    numbers is. The other columns keep the plain mean, bit for bit."""
+    with np.errstate(all="ignore"):
+        plain = np.mean(x, axis=0)
+        bad = ~np.isfinite(plain)
+        if bad.any():
+            column = x[:, bad]
+            scale = np.ldexp(1.0, np.frexp(np.max(np.abs(column), axis=0))[1] - 1)
+            plain[bad] = np.mean(column / scale, axis=0) * scale
+    return plain
+
+
+def scaled_difference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """(d, p) with a − b = d · p for finite a and b: (a − b, 1.0) where no element of a − b
+    overflows (the plain numbers), else both in units of the power of two p at their largest
+    |element| (1e308 − (−1e308) would be inf). The norm of the difference is norm(d) · p."""
+    with np.errstate(all="ignore"):
+        d = a - b
+        if np.isfinite(d).all() or not (np.isfinite(a).all() and np.isfinite(b).all()):
+            return d, 1.0
+        p = max(power_of_two_scale(a), power_of_two_scale(b))
+        return a / p - b / p, p
+
+
+def deviation_stats(values: np.ndarray) -> tuple[float, float]:
+    """(mean, std with ddof 1) of one column's finite values (at least two): numpy's, and where
+    either overflows (values near 1e308, or spread over 1e154, whose squares overflow), from
+    the overflow-safe mean and norm: std = ‖x − mean‖ / sqrt(n − 1)."""
+    with np.errstate(all="ignore"):
+        mean, std = float(values.mean()), float(values.std(ddof=1))
+        if np.isfinite(mean) and np.isfinite(std):
+            return mean, std
+        mean = float(mean_rows(values.reshape(-1, 1))[0])
+        d, p = scaled_difference(values, np.full_like(values, mean))
+        return mean, float(norm(d) / np.sqrt(values.size - 1) * p)

@@ -13,6 +13,8 @@ import numpy as np
 
 from .printable import printable
 from .render_parts import SECTION, PanelPart, Styled, TablePart, TextPart, rstripped, to_rich
+from .spelling import KIND_TEXT, array_text
+from .spelling import number_text as spelled
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -44,7 +46,7 @@ def _number(value, differs: bool = False, digits: int = 6) -> Styled:
         return NOTHING, "dim"
     v = float(value)
     if math.isnan(v) or math.isinf(v):
-        return str(v), "bold red"  # "inf", "-inf": as the notes and numpy's arrays spell it
+        return spelled(v), "bold red"  # "NaN", "inf", "-inf": as the notes spell them
     text = f"{v:.{digits}g}" if isinstance(value, (float, np.floating)) else str(value)
     return text, "yellow" if differs else ""
 
@@ -173,7 +175,7 @@ def _brief_cell(array: np.ndarray) -> Styled:
     if array.ndim == 0:
         return _number(array.item())
     if array.size <= ELEMENTWISE_LIMIT:
-        text = np.array2string(array, precision=6, separator=", ", max_line_width=100)
+        text = array_text(array, precision=6, separator=", ", max_line_width=100)
         non_finite = array.dtype.kind == "f" and not np.all(np.isfinite(array))
         return text, "bold red" if non_finite else ""
     finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
@@ -300,7 +302,7 @@ def _warnings_part(warnings) -> TextPart:
 
 # ----- non-finite provenance -----
 _KIND_JSON = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
-_KIND_TEXT = {"nan": "NaN", "inf": "inf", "-inf": "-inf"}
+_KIND_TEXT = KIND_TEXT
 _TEXT_OF_JSON = {spelled: _KIND_TEXT[kind] for kind, spelled in _KIND_JSON.items()}
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from rich.table import Table
 from rich.text import Text
 
+from . import norms
 from .printable import printable
 from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, note_elements, number_text, spec_text
 from .render_train import evaluation_loss, shown_steps, train_json
@@ -145,7 +146,7 @@ def comparison_table(labels: list[str], rows, tolerance: float | None,
                 elif k is not None and k >= a.size:  # a smaller shape than another run's
                     cells.append(Text(""))
                 elif k is None:
-                    cells.append(Text(f"‖·‖ {np.sqrt(np.sum(a * a)):.6g}"))
+                    cells.append(Text.assemble("‖·‖ ", number_text(norms.norm(a))))
                 else:
                     cells.append(number_text(a[k]))
             verdict = [] if tolerance is None else [_verdict(row)]

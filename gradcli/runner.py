@@ -9,13 +9,15 @@ import math
 import numpy as np
 
 from . import backends, norms
-from .backends.program import TrainRecord, check_grad_ys, nonfinite_kind, train_error
+from .backends.program import Convention, TrainRecord, check_grad_ys, nonfinite_kind, train_error
 from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
 from .fd import directional_projection
 from .record import Factory, record
 from .spec import lint, unmatched_at_run  # not .spec.lint: that would shadow lint() by its module
 from .spec.expect_numbers import refuse_booleans
+from .spelling import KIND_TEXT, array_text
+from .spelling import number_text as spelled
 
 MAX_PROBES = 2048   # beyond this many elements, numeric gradients are directional
 DIRECTIONS = 16
@@ -104,7 +106,7 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
     check_grad_ys(experiment, {name: np.shape(value) for name, value in values.items()})
     overridden, true = program.gradients("overridden"), program.gradients("true")
     numeric_grads = program.numeric(MAX_PROBES, DIRECTIONS) if numeric else None
-    gradients, summary = {}, {}
+    gradients, summary, notes = {}, {}, []
     for out, row in overridden.items():
         gradients[out], summary[out] = {}, {}
         for name, over in row.items():
@@ -115,6 +117,7 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
             seed = program.numeric_seeds[out][name] if numeric else None  # with which seed
             gradients[out][name] = GradientRow(over, true[out][name], num, kind)
             summary[out][name] = summarize(over, true[out][name], num, kind, seed)
+            notes.append(directional_note(out, name, true[out][name], kind))
     result = Result(experiment, backend or experiment.backend, values, gradients, summary,
                     list(program.override_matches))
     result.numeric_seeds = {o: dict(row) for o, row in program.numeric_seeds.items()} if numeric else {}
@@ -130,7 +133,8 @@ def _run(experiment, backend, numeric, progress, program=None) -> Result:
             result.nonfinite.append(result.train.nonfinite)
     if experiment.expect is not None:
         result.expect = check_expect(experiment.expect, result)
-    result.conventions = list(program.conventions)  # complete only after gradients and training
+    # complete only after gradients and training
+    result.conventions = [*program.conventions, *(n for n in notes if n is not None)]
     return result
 
 
@@ -175,10 +179,44 @@ def summarize(over, true, numeric, numeric_kind: str, seed: int | None) -> Summa
         agree = sign_agreement(o, t)
     summary = Summary(cosine, diff, no, nt, agree)
     if numeric is not None:
-        reference = (directional_projection(true, DIRECTIONS, seed) if numeric_kind == "directional"
-                     else true)
+        reference = true
+        if numeric_kind == "directional":  # of the finite elements: see directional_note
+            reference = directional_projection(np.where(np.isfinite(t), t, 0.0).reshape(
+                np.shape(true)), DIRECTIONS, seed)
         summary.numeric_max_abs_diff = max_gap(numeric, reference)
     return summary
+
+
+def directional_note(out: str, name: str, true, numeric_kind: str):
+    """The note of a directional check whose true gradient has NaN or infinite elements, which
+    summarize leaves out of the projection it compares: one such element would make every
+    element of the projection NaN, and numeric_max_abs_diff NaN, telling nothing. The numeric
+    side lacks them too: a probe adds nothing for an output element that stays NaN or
+    infinite (fd.difference), and those are where such gradient elements come from."""
+    if numeric_kind != "directional" or true is None:
+        return None
+    t = np.asarray(true, dtype=np.float64)
+    left = np.flatnonzero(~np.isfinite(t))
+    if not left.size:
+        return None
+    some = "element" if left.size == 1 else f"{left.size} elements"
+    return Convention("numeric", f"{out}/{name}: the directional numeric check compared the "
+                      "projection of the true gradient's finite elements, leaving out its NaN "
+                      f"or infinite {some}{where_text(name, left, t.shape)} (a probe sees no "
+                      "slope in an output element that stays NaN or infinite)", out, name,
+                      tuple(int(i) for i in left))
+
+
+SHOWN = 8  # element indices a note's text names before it says how many more
+
+
+def where_text(name: str, elements, shape: tuple) -> str:
+    """" (at x[0], x[5])": a note's elements (flat, row-major) as numpy indexes them."""
+    def index(i):
+        return str(i) if len(shape) <= 1 else ", ".join(map(str, np.unravel_index(i, shape)))
+    shown = ", ".join(f"{name}[{index(i)}]" for i in elements[:SHOWN])
+    more = f" and {len(elements) - SHOWN} more" if len(elements) > SHOWN else ""
+    return f" (at {shown}{more})"
 
 
 def sign_agreement(o: np.ndarray, t: np.ndarray) -> float:
@@ -226,7 +264,7 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
         if not np.allclose(act_arr, exp_arr, rtol=expect.rtol, atol=expect.atol, equal_nan=True):
             gap = max_gap(act_arr, exp_arr)
             failures.append(f"{label}: expected {_show(expected)}, got {_show(actual)} "
-                            f"(max |diff| {gap:.3g}; rtol {expect.rtol:g}, atol {expect.atol:g})")
+                            f"(max |diff| {spelled(gap, '.3g')}; rtol {expect.rtol:g}, atol {expect.atol:g})")
 
     if expect.finite:
         failures += [f"finite: {_nonfinite_text(n)}" for n in result.nonfinite]
@@ -254,7 +292,7 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
                 got = (result.train.final_loss if quantity == "loss"
                        else result.train.final_metrics.get(metric, {}).get(part))
                 if got is None:  # a test value without a test part (data.test: 0 or no data)
-                    failures.append(f"train.final.{quantity}: expected {expected:.6g}, got none"
+                    failures.append(f"train.final.{quantity}: expected {spelled(expected, '.6g')}, got none"
                                     + (" (the run has no test part)" if part == "test" else ""))
                 else:
                     compare(f"train.final.{quantity}", expected, got)
@@ -273,7 +311,7 @@ def _value_of(name: str, result: Result):
 def _nonfinite_text(n) -> str:
     where = f" ({n.location})" if n.location else ""
     step = f" at step {n.step}" if n.step is not None else ""
-    return (f"{n.phase} {n.tensor} is {n.value}{step}, born as {n.born} at "
+    return (f"{n.phase} {n.tensor} is {KIND_TEXT[n.value]}{step}, born as {KIND_TEXT[n.born]} at "
             f"{n.expr or n.op}{where}")
 
 
@@ -281,4 +319,4 @@ def _show(value) -> str:
     if value is None:
         return "null (no gradient)"
     array = np.asarray(value)
-    return np.array2string(array, precision=6, threshold=8) if array.ndim else f"{array.item():.6g}"
+    return array_text(array, precision=6, threshold=8) if array.ndim else spelled(array.item(), ".6g")

@@ -5,7 +5,9 @@ An expected array for an input (its value, its gradient, its trained value) must
 input's shape, which is known now: a wrong one is refused here with its place (`gradcli check`
 catches it), not found by the run. A let's or an output's shape is known only when a run makes
 it, and a scalar is compared with every element, as the run compares. Likewise an expected
-loss list longer than train.steps can never be met (shorter can: a stopped training).
+loss list longer than the run's steps can never be met (shorter can: a stopped training):
+refused here against train.steps, and against the step count an epochs-based data spec
+reaches once its data is loaded (refuse_long_loss, called by training before the first step).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from gradcli.spec.fields import (
     optional,
     sub,
 )
-from gradcli.spec.model import ExpectSpec, InputSpec, TrainSpec
+from gradcli.spec.model import ExpectSpec, InputSpec, Location, TrainSpec
 from gradcli.spec.names import Names
 from gradcli.spec.sections import EXPECT, EXPECT_TRAIN, TOLERANCE
 
@@ -55,7 +57,7 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
                                 inputs)
     true_gradients = _gradient_table(optional(expect, "true_gradients"),
                                      "expect.true_gradients", names, wrt, inputs)
-    params, loss, final = _expected_training(optional(expect, "train"), train, inputs)
+    params, loss, loss_at, final = _expected_training(optional(expect, "train"), train, inputs)
     rtol, atol = 1e-6, 1e-9
     tolerance = optional(expect, "tolerance")
     if tolerance is not None:
@@ -68,7 +70,8 @@ def build_expect(node: YNode | None, names: Names, wrt: tuple[str, ...],
     finite_node = optional(expect, "finite")
     finite = expect_bool(finite_node, "expect.finite") if finite_node is not None else False
     return ExpectSpec(Arrays(values), gradients, true_gradients, Arrays(params), loss, rtol, atol,
-                      finite, final, {n: b for n, b in booleans.items() if n not in inputs})
+                      finite, final, {n: b for n, b in booleans.items() if n not in inputs},
+                      loss_at)
 
 
 def _refuse_shape(node: YNode, key: str, expected, spec: InputSpec | None, what: str) -> None:
@@ -112,9 +115,10 @@ def _gradient_table(node: YNode | None, key: str, names: Names, wrt: tuple[str, 
 
 
 def _expected_training(node: YNode | None, train: TrainSpec | None,
-                       inputs: dict[str, InputSpec]) -> tuple[dict, list | None, dict]:
+                       inputs: dict[str, InputSpec]) -> tuple[dict, list | None, Location | None,
+                                                              dict]:
     if node is None:
-        return {}, None, {}
+        return {}, None, None, {}
     key = "expect.train"
     if train is None:
         raise fail(node, key, "expect.train needs a train section to check")
@@ -130,13 +134,21 @@ def _expected_training(node: YNode | None, train: TrainSpec | None,
                            did_you_mean(name, [n for n, s in inputs.items() if s.trainable]))
             params[name] = expected_array(value, pkey, booleans=False)
             _refuse_shape(value, pkey, params[name], inputs[name], "trained value")
-    loss = None
+    loss, loss_at = None, None
     loss_node = optional(block, "loss")
     if loss_node is not None:
         seq = expect_list(loss_node, sub(key, "loss"), "a list of numbers")
         loss = [expected_number(item, sub(key, "loss")) for item in seq.items]
-        if train.steps is not None and len(loss) > train.steps:  # one loss a step, at most
-            raise fail(loss_node, sub(key, "loss"), f"expected at most {train.steps} losses "
-                       f"(train.steps is {train.steps}), got {len(loss)}",
-                       "a training stopped early records fewer")
-    return params, loss, expected_final(optional(block, "final"), sub(key, "final"), train.metrics)
+        loss_at = loss_node.mark.location()
+        if train.steps is not None:  # with epochs too: steps caps them
+            refuse_long_loss(loss, loss_at, train.steps, f"train.steps is {train.steps}")
+    return params, loss, loss_at, expected_final(optional(block, "final"), sub(key, "final"),
+                                                 train.metrics)
+
+
+def refuse_long_loss(loss: list | None, at: Location | None, steps: int, why: str) -> None:
+    """A placed SpecError when an expected loss list is longer than the `steps` a run takes
+    (one loss a step; `why` says where that count comes from)."""
+    if loss is not None and len(loss) > steps:
+        raise at.error(f"expected at most {steps} losses ({why}), got {len(loss)}",
+                       key="expect.train.loss", hint="a training stopped early records fewer")

@@ -197,6 +197,7 @@ class ExpectSpec:
     # {name: (Location, how it was written)} of each expected value written as true/false whose
     # dtype is known only when a run makes it (a let's, an output's): spec/expect_numbers
     booleans: dict = Factory(dict)
+    train_loss_at: Location | None = None  # where train_loss is written (for refuse_long_loss)
 
 
 @record

@@ -72,8 +72,9 @@ def column_stats(values) -> dict:
     nor vanish unsaid. mean is None without a finite value, std None with fewer than two."""
     present = np.asarray([v for v in values if v is not None], dtype=np.float64)
     finite = present[np.isfinite(present)]
-    return {"mean": float(finite.mean()) if finite.size else None,
-            "std": float(finite.std(ddof=1)) if finite.size > 1 else None,
+    mean, std = (norms.deviation_stats(finite) if finite.size > 1
+                 else (float(finite.mean()) if finite.size else None, None))
+    return {"mean": mean, "std": std,
             "n": int(finite.size), "nonfinite": int(present.size - finite.size)}
 
 
@@ -112,10 +113,13 @@ def gradient_stats(overridden: list, true: list) -> dict:
         return {**dict.fromkeys(STATS), **counts}
     g = np.stack([g for g, _ in finite])
     t = np.stack([t for _, t in finite])
+    # each step overflow-safe (norms.py): runs near 1e308 sum past float64's range
+    g_mean, t_mean = norms.mean_rows(g), norms.mean_rows(t)
+    spread, p = norms.scaled_difference(g, g_mean)
+    gap, q = norms.scaled_difference(g_mean, t_mean)
     with np.errstate(all="ignore"):
-        g_mean, t_mean = g.mean(axis=0), t.mean(axis=0)
-        return {"grad_mean_norm": norms.norm(g_mean), "grad_std": norms.rms_norm(g - g_mean),
-                "bias": norms.norm(g_mean - t_mean),
+        return {"grad_mean_norm": norms.norm(g_mean), "grad_std": norms.rms_norm(spread) * p,
+                "bias": norms.norm(gap) * q,
                 "cosine_of_means": norms.cosine(g_mean, t_mean), **counts}
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from itertools import count, repeat
 
+from ..spec.expect import refuse_long_loss
+
 MAX_TOTAL_STEPS = 1_000_000  # epochs x batches per epoch, when steps does not cap it
 
 
@@ -41,6 +43,12 @@ class Feed:
                 f"{spec.epochs} epochs of {self.per_epoch} batches are {self.total} steps, more "
                 f"than the {MAX_TOTAL_STEPS} a run may take", key=key,
                 hint="cap them with steps: N or use a larger batch_size")
+        expect = experiment.expect  # against train.steps at load; epochs' count needs the data
+        if expect is not None and spec.epochs is not None and self.total != spec.steps:
+            refuse_long_loss(expect.train_loss, expect.train_loss_at, self.total,
+                             f"{spec.epochs} epoch{'s' if spec.epochs != 1 else ''} of "
+                             f"{self.per_epoch} batches of {n_train} training rows are "
+                             f"{self.total} steps")
 
     @property
     def with_data(self) -> bool:

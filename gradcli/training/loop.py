@@ -21,6 +21,7 @@ import numpy as np
 from ..backends.program import TrainRecord, small
 from ..errors import GradcliError
 from ..lang.interpret import spec_error
+from ..spelling import KIND_TEXT, number_text
 from .feed import Feed
 from .schedule import learning_rate
 
@@ -195,6 +196,6 @@ def _stop_text(experiment, step: int, loss: float, found) -> str:
     where = ""
     if found is not None:
         at = f" ({found.location})" if found.location else ""
-        where = f"; born as {found.born} at {found.expr or found.op}{at}"
-    return (f"train.loss {experiment.train.loss!r} is {loss} at step {step}{where} "
+        where = f"; born as {KIND_TEXT[found.born]} at {found.expr or found.op}{at}"
+    return (f"train.loss {experiment.train.loss!r} is {number_text(loss)} at step {step}{where} "
             "(on_nonfinite: error)")

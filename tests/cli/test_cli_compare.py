@@ -77,8 +77,8 @@ def test_check_expect_reports_a_nan_gap_not_zero():
     result = made("a", [1.0])
     result.values = {"v": np.array([NAN, 2.0]), "w": np.array([INF, NAN])}
     outcome = runner.check_expect(expect_block({"v": [1.0, 2.0], "w": [INF, NAN]}), result)
-    assert outcome.failures == ["values.v: expected [1. 2.], got [nan  2.] "
-                                "(max |diff| nan; rtol 1e-06, atol 1e-09)"]
+    assert outcome.failures == ["values.v: expected [1. 2.], got [NaN  2.] "
+                                "(max |diff| NaN; rtol 1e-06, atol 1e-09)"]
 
 
 def trained(loss, w):

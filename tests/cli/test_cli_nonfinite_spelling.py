@@ -88,3 +88,88 @@ def test_a_table_cell_spells_infinity_as_the_note_does(tmp_path):
     assert ["x", "[0]", "0", "inf", "inf", "skipped"] in cells  # gradients of y
     assert ["x", "[0]", "0", "-inf", "-inf", "skipped"] in cells  # gradients of z
     assert "reaches z (inf)" in table.stdout and "-inf born at log(x)" in table.stdout
+
+
+NAN_SPEC = """\
+name: roots
+inputs:
+  x: [-1.0, 0.5, 2.0]
+outputs:
+  y: sum(sqrt(x))
+  s: sqrt(x)
+wrt: [x]
+expect:
+  values:
+    s: [1.0, 0.5, 2.0]
+  finite: true
+"""
+
+TRAIN_NAN = """\
+name: roots-train
+inputs:
+  w: [1.0, 2.0]
+outputs:
+  loss: sum(log(w - 1.5))
+train:
+  optimizer: {name: sgd, lr: 0.1}
+  steps: 3
+  on_nonfinite: error
+"""
+
+
+def _cells(text):
+    return [[c.strip() for c in line.split("│")[1:-1]] for line in text.splitlines()
+            if line.startswith("│ ")]
+
+
+def _no_lowercase_nan(text):
+    import re
+    assert not re.search(r"\bnan\b", text), text
+
+
+def test_nan_is_spelled_as_the_notes_spell_it_in_cells_arrays_and_messages(tmp_path):
+    """note9: NaN was `nan` in table cells, arrays and expect failures, `NaN` in the notes
+    beside them. The oracle: numpy's sqrt and its gradient 0.5 / sqrt(x)."""
+    x = np.array([-1.0, 0.5, 2.0])
+    with np.errstate(invalid="ignore"):
+        s, ds = np.sqrt(x), 0.5 / np.sqrt(x)
+    assert np.isnan(s[0]) and np.isnan(ds[0]) and np.isnan(s.sum())
+    path = tmp_path / "roots.yaml"
+    path.write_text(NAN_SPEC)
+    env = {"NO_COLOR": "1", "COLUMNS": "200"}
+    table = CliRunner().invoke(cli, ["run", str(path), "--no-numeric"], env=env)
+    assert table.exit_code == 1, table.output  # expect fails: s differs and is not finite
+    _no_lowercase_nan(table.stdout + table.stderr)
+    cells = _cells(table.stdout)
+    assert ["y", "scalar", "NaN"] in cells
+    assert ["s", "(3,)", f"[     NaN, {s[1]:.6f}, {s[2]:.6f}]"] in cells
+    assert ["x", "[0]", "-1", "NaN", "NaN", "skipped"] in cells
+    assert ["", "[1]", "0.5", f"{ds[1]:.6g}", f"{ds[1]:.6g}", "skipped"] in cells
+    flat = " ".join(table.stdout.split())
+    assert "finite: forward y is NaN, born as NaN at sqrt(x)" in flat
+    assert f"values.s: expected [1. 0.5 2. ], got [ NaN {s[1]:.6f} {s[2]:.6f}]" in flat
+    assert "reaches y (NaN)" in flat
+    # JSON keeps its strings, as before
+    doc = json.loads(CliRunner().invoke(cli, ["run", str(path), "--no-numeric",
+                                              "--format", "json"]).stdout)
+    assert doc["values"]["y"] == "NaN" and doc["values"]["s"][0] == "NaN"
+
+
+def test_compare_cells_and_a_stopped_training_error_say_nan_as_nan(tmp_path):
+    path = tmp_path / "roots.yaml"
+    path.write_text(NAN_SPEC.split("expect:")[0])
+    env = {"NO_COLOR": "1", "COLUMNS": "200"}
+    compared = CliRunner().invoke(cli, ["compare", str(path), str(path)], env=env)
+    assert compared.exit_code == 0, compared.output
+    _no_lowercase_nan(compared.stdout)
+    rows = _cells(compared.stdout)
+    assert ["y/x", "0", "NaN", "NaN", "NaN", "0"] in rows  # NaN against NaN agrees: 0
+    assert ["", "1", *[f"{0.5 / np.sqrt(0.5):.6g}"] * 3, ""] in rows
+    with np.errstate(invalid="ignore"):  # numpy: log(1 - 1.5) is NaN at step 0
+        assert np.isnan(np.sum(np.log(np.array([1.0, 2.0]) - 1.5)))
+    train = tmp_path / "train.yaml"
+    train.write_text(TRAIN_NAN)
+    stopped = CliRunner().invoke(cli, ["run", str(train)], env=env)
+    assert stopped.exit_code == 1  # on_nonfinite: error: the expectation of a finite loss
+    assert "train.loss 'loss' is NaN at step 0; born as NaN at log(w - 1.5)" in stopped.stderr
+    _no_lowercase_nan(stopped.stderr)

@@ -171,7 +171,7 @@ def test_a_stopped_run_says_where_and_why():
             "classify.yaml:5:9 (op Log)") in text
     # the evaluation after the stopping step shows that step's batch loss, not the final loss:
     # two rows, not one
-    assert rows(text)[-2][0] == "4" and rows(text)[-1] == ["final", "", "nan", "0.5"]
+    assert rows(text)[-2][0] == "4" and rows(text)[-1] == ["final", "", "NaN", "0.5"]
 
 
 def test_a_stopped_small_model_has_no_parameters_after_the_step_that_stopped():
@@ -179,8 +179,8 @@ def test_a_stopped_small_model_has_no_parameters_after_the_step_that_stopped():
                    final_metrics={}, params={"w": [np.array([0.5, 0.25])]}, final_loss=float("nan"),
                    stopped={"step": 1, "reason": "non-finite loss", "nonfinite": None})
     text = text_of(render.train_table(result(train, experiment(data=False))))
-    assert rows(text) == [["step", "loss", "w after"], ["0", "2", "[0.5 , 0.25]"], ["1", "nan", ""],
-                          ["final", "nan", "[0.5 , 0.25]"]]
+    assert rows(text) == [["step", "loss", "w after"], ["0", "2", "[0.5 , 0.25]"], ["1", "NaN", ""],
+                          ["final", "NaN", "[0.5 , 0.25]"]]
     assert "training stopped at step 1: non-finite loss" in text
 
 

@@ -64,7 +64,7 @@ def test_table_note_and_expect_finite(tmp_path):
     assert result.exit_code == 1
     out = " ".join(result.stdout.split())
     assert "non-finite: forward pass: -inf born at log(x)" in out
-    assert f"{path}:8:23" in out and "finite: true dz/dx is nan" in out
+    assert f"{path}:8:23" in out and "finite: true dz/dx is NaN" in out
     assert "Traceback" not in result.output
 
 

@@ -130,3 +130,66 @@ def test_a_directional_check_skips_the_non_finite_element_too(bad):
     want = directional_projection(gradient)
     assert np.isfinite(numeric).all()
     np.testing.assert_allclose(numeric, want, rtol=1e-6, atol=1e-6 * np.max(np.abs(want)))
+
+
+def _flat_beside_nan(v):
+    """y[0] = sqrt(-1) is NaN whatever the probe; y[1] = round(0.3) is finite and locally flat."""
+    return np.where(v > 0, np.round(v), np.sqrt(v))
+
+
+def test_a_flat_element_beside_an_always_nan_one_gets_its_own_finite_numeric():
+    # note8/9: x[1] moves no element (round is flat there) while y[0] stays NaN, and got NaN;
+    # its own element y[1] is finite, so its numeric is y[1]'s slope, 0
+    xs = np.array([-1.0, 0.3])
+    x = gc.variable(xs, name="x")
+    (numeric,) = gc.numeric_gradients(gc.where(x > 0, gc.round(x), gc.sqrt(x)), [x])
+    with np.errstate(invalid="ignore"):
+        jac = jacobian_by_differences(_flat_beside_nan, xs)
+    assert np.isnan(jac[0, 0]) and jac[1, 1] == 0.0 and np.isnan(jac[0, 1])  # y[0] is NaN
+    assert np.isnan(numeric[0])  # x[0]'s own element is the NaN one: unknown, as before
+    assert numeric[1] == jac[1, 1]
+    true = torch_gradient(lambda t: torch.where(t > 0, torch.round(t), torch.sqrt(t)), xs)
+    assert np.isnan(true[0]) and true[1] == 0.0  # numeric and true now agree element by element
+
+
+def test_a_sign_beside_a_nan_element_in_one_expression():
+    # y = sqrt(x) * (x < 0) + sign(x): y[0] = NaN, y[1] = sign(0.3) = 1, flat
+    xs = np.array([-1.0, 0.3])
+    x = gc.variable(xs, name="x")
+    y = gc.sqrt(x) * gc.cast(x < 0, "float64") + gc.sign(x)
+    (numeric,) = gc.numeric_gradients(y, [x])
+    true = torch_gradient(lambda t: torch.sqrt(t) * (t < 0).double() + torch.sign(t), xs)
+    assert np.isnan(numeric[0]) and np.isnan(true[0])
+    assert numeric[1] == 0.0 and true[1] == 0.0
+
+
+def test_a_nan_sum_stays_nan_for_every_element():
+    # one output element, NaN at every probe of every x: no element of its own is finite
+    xs = np.array([-1.0, 0.5])
+    x = gc.variable(xs, name="x")
+    (numeric,) = gc.numeric_gradients(gc.sum(gc.sqrt(x)), [x])
+    with np.errstate(invalid="ignore"):
+        jac = jacobian_by_differences(lambda v: np.array([np.sum(np.sqrt(v))]), xs)
+    assert np.isnan(jac).all() and np.isnan(numeric).all()
+
+
+def test_a_finite_element_that_no_move_changes_beside_a_nan_one_stays_unknown():
+    # y = sqrt(x * [1, 0]): y[1] = sqrt(0) never moves, however far x[1] goes, so no probe
+    # tells x[1]'s own elements from y[0]'s NaN; torch's true derivative there is NaN too
+    xs, c = np.array([-1.0, 0.3]), np.array([1.0, 0.0])
+    x = gc.variable(xs, name="x")
+    (numeric,) = gc.numeric_gradients(gc.sqrt(x * c), [x])
+    assert np.isnan(numeric).all()
+    assert np.isnan(torch_gradient(lambda t: torch.sqrt(t * torch.tensor(c)), xs)).all()
+
+
+def test_a_flat_element_in_float32_and_beside_an_infinite_one():
+    # exp(800) is inf at every probe of x[0]; floor(x[1]) is flat: x[1] gets 0 (float32 too)
+    for dtype in ("float32", "float64"):
+        xs = np.array([800.0 if dtype == "float64" else 100.0, 0.3], dtype=dtype)
+        x = gc.variable(xs, name="x")
+        (numeric,) = gc.numeric_gradients(gc.where(x > 1, gc.exp(x), gc.floor(x)), [x])
+        t = torch.tensor(xs.astype(np.float64), requires_grad=True)
+        with torch.no_grad():
+            assert torch.isinf(torch.exp(t.to(getattr(torch, dtype))))[0]
+        assert np.isnan(numeric[0]) and numeric[1] == 0.0

@@ -69,8 +69,8 @@ def training_table(page: str) -> tuple[str, list[str], list[list[str]], str]:
 
 
 def number(value) -> str:
-    """A float as the terminal's tables show it: 6 significant digits; NaN from JSON as nan."""
-    return {"NaN": "nan", "Infinity": "inf", "-Infinity": "-inf"}.get(value, None) or f"{value:.6g}"
+    """A float as the terminal's tables show it: 6 significant digits; NaN from JSON as NaN."""
+    return {"NaN": "NaN", "Infinity": "inf", "-Infinity": "-inf"}.get(value, None) or f"{value:.6g}"
 
 
 def epoch(step: int, per_epoch: int) -> str:
@@ -139,8 +139,8 @@ def test_a_stopped_run_shows_where_and_why_and_its_nan_loss_is_marked(tmp_path):
     assert head == ["step", "loss", "double (train)"]  # no data: no epoch column, one part
     assert rows == expected_rows(train, None, range(len(train["eval_steps"])))
     # by hand: log(1) = 0 and 2w = 2; then w = -1: log(-1) NaN, 2w = -2 (the final row too)
-    assert rows == [["0", "0", "2"], ["1", "nan", "-2"], ["final", "nan", "-2"]]
-    assert page.count('<td class="bad">nan</td>') == 2  # marked as the terminal marks them
+    assert rows == [["0", "0", "2"], ["1", "NaN", "-2"], ["final", "NaN", "-2"]]
+    assert page.count('<td class="bad">NaN</td>') == 2  # marked as the terminal marks them
     assert ('<p class="error">training stopped at step 1: non-finite loss; NaN born at log(w)  '
             f"{html.escape(str(spec))}:4:9 (op log)</p>") in after
 

@@ -55,7 +55,7 @@ def test_a_final_loss_may_be_expected_nan_or_inf_as_a_value_may(tmp_path, rest, 
     result = run(tmp_path, DIVERGING.format(rest=rest, final=final))
     assert result.exit_code == code, result.output
     if code:
-        assert "train.final.loss: expected 1, got nan" in result.output
+        assert "train.final.loss: expected 1, got NaN" in result.output
 
 
 @pytest.mark.parametrize("expect,place", [
@@ -81,4 +81,4 @@ def test_a_boolean_is_refused_for_a_gradient_and_taken_for_a_boolean_value(tmp_p
                                                 f"  gradients: {{y: {{x: [.inf, {grads[1]}, 1.0]}}}}"))
     assert result.exit_code == 0, result.output
     result = run(tmp_path, VALUES.format(expect='  values: {y: "NaN"}'))  # JSON's spelling
-    assert result.exit_code == 1 and "values.y: expected nan, got 6" in result.output, result.output
+    assert result.exit_code == 1 and "values.y: expected NaN, got 6" in result.output, result.output
