@@ -33,11 +33,18 @@ def core_ops(dtype=np.float64) -> dict:
     from . import core as gc
     from .ops import OPS
 
-    ops = {name: getattr(gc, name) for name, spec in OPS.items() if not spec.interpreted}
+    ops = {name: getattr(gc, name) for name, spec in OPS.items()
+           if not spec.interpreted and not spec.composite}
     for name, spec in OPS.items():
         if spec.draw or name == "one_hot":
             ops[name] = functools.partial(ops[name], dtype=dtype)
+        elif spec.composite:  # gc.clip_by_norm lives in core/clipping.py, loaded on first use
+            ops[name] = functools.partial(_first_use, gc, name)
     return ops
+
+
+def _first_use(gc, name: str, *args, **kwargs):
+    return getattr(gc, name)(*args, **kwargs)
 
 
 class _CoreOps:

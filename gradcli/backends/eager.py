@@ -46,6 +46,18 @@ from .eager_nonfinite import At, checked_vjp
 from .kit import along_axis, sum_to, zero_out
 
 
+class _BuildOps:
+    """A build's ops as a formula's `o`: o.mul is the builder's mul (bound and checked)."""
+
+    __slots__ = ("_builder",)
+
+    def __init__(self, builder) -> None:
+        self._builder = builder
+
+    def __getattr__(self, name: str):
+        return self._builder.ops[name]
+
+
 # ----- the interpreter's builder on a kit -----
 class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
     """One build of the spec on a kit, in 'overridden' or 'true' mode."""
@@ -185,6 +197,8 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         name = spec.name
         if spec.draw:
             return functools.partial(self._random, name)
+        if spec.composite:
+            return self._composite(spec)
         if name == "zero_out":
             raw = functools.partial(zero_out, self.kit)
         elif spec.family == "along_axis":
@@ -199,6 +213,20 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             return self._apply(name, raw, inputs, attrs)
 
         op.__name__ = name
+        return op
+
+    def _composite(self, spec) -> Callable:
+        """A composite (clip_by_norm): its formula over this build's own ops, so that each part
+        is an op of the spec as in the core (overrides, connectivity and checks reach it)."""
+        own = _BuildOps(self)
+        attributes = [p for p in spec.params if p not in spec.tensor_params]
+
+        def op(*args, **kwargs):
+            values = {**spec.defaults, **dict(zip(spec.params, args)), **kwargs}
+            return spec.formula(own, *[values[p] for p in spec.tensor_params],
+                                **{p: values[p] for p in attributes})
+
+        op.__name__ = spec.name
         return op
 
     def _apply(self, name, raw, inputs, attrs):

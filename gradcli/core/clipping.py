@@ -1,7 +1,7 @@
 """Gradient clipping with TensorFlow's formulas, op for op, so the numbers match it.
 
-clip_by_norm keeps TensorFlow's two-tap where (finite gradient at zero) and its
-clamp of a negative clip_norm to 0;
+clip_by_norm is the op table's formula, TensorFlow's two-tap where (finite gradient at
+zero) and its clamp of a negative clip_norm to 0 included;
 clip_by_global_norm turns every output into NaN when the norm is not finite.
 """
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
+from ..ops import OPS
 from . import ops_array as A
 from . import ops_math as M
 from .graph import Tensor
@@ -22,23 +23,36 @@ def clip_by_value(t, clip_value_min, clip_value_max) -> Tensor:
 def clip_by_norm(t, clip_norm, axes=None) -> Tensor:
     """t * clip_norm / max(l2norm(t), clip_norm), with the norm over axes (tf.clip_by_norm).
 
-    A negative clip_norm counts as 0 (zeros out), as in TensorFlow: a number is clamped
-    here, a tensor by a maximum op.
+    Built by the op table's formula (gradcli/ops/table.py), the one copy of TensorFlow's,
+    which the spec language's clip_by_norm builds on every backend. A negative clip_norm
+    counts as 0: a number is clamped here, as TF does in Python (-0.0 stays -0.0 there too),
+    a tensor by the formula's maximum op.
     """
     values = M.convert(t)
-    if np.isscalar(clip_norm):
-        clip_norm = M.convert(0 if clip_norm <= 0 else clip_norm, like=values)  # -0.0 too, as TF
-    else:
-        clip_norm = M.maximum(M.convert(clip_norm, like=values), 0)
-    l2sum = A.sum(M.mul(values, values), axis=axes, keepdims=True)
-    pred = M.greater(l2sum, 0)
-    l2sum_safe = M.where(pred, l2sum, M.ones_like(l2sum))
-    l2norm = M.where(pred, M.sqrt(l2sum_safe), l2sum)
-    intermediate = M.mul(values, clip_norm)
-    if intermediate.shape != values.shape:
+    if np.isscalar(clip_norm) and clip_norm < 0:
+        clip_norm = 0
+    clip_norm = M.convert(clip_norm, like=values)
+    try:
+        fits = np.broadcast_shapes(values.shape, clip_norm.shape) == values.shape
+    except ValueError:
+        fits = False
+    if not fits:
         raise GraphError(f"clip_norm of shape {clip_norm.shape} would broadcast a tensor of "
                          f"shape {values.shape}; give a scalar")
-    return M.identity(M.div(intermediate, M.maximum(l2norm, clip_norm)))
+    return OPS["clip_by_norm"].formula(_CORE, values, clip_norm, axes=axes)
+
+
+class _Core:
+    """The core's builders as a formula's `o`: o.mul is ops_math.mul, o.sum ops_array.sum."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        builder = getattr(M, name, None)
+        return builder if builder is not None else getattr(A, name)
+
+
+_CORE = _Core()
 
 
 def global_norm(t_list) -> Tensor:

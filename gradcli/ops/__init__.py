@@ -14,6 +14,7 @@ from .entry import (
                     PREFIX_PRECEDENCE,
                     UNARY_OPERATORS,
                     OpSpec,
+                    parts,
 )
 
 DTYPES = ("float32", "float64", "int32", "int64", "bool")
@@ -69,4 +70,4 @@ LANGUAGE_FORMS = {
 
 __all__ = ["BUILTINS", "BUILTIN_GRADIENTS", "DEFAULT_SPELLING", "DRAWS", "DTYPES", "FRAMEWORKS",
            "LANGUAGE_FORMS", "NUMPY", "OPERATORS", "OPS", "PRECEDENCE", "PREFIX_PRECEDENCE",
-           "UNARY_OPERATORS", "OpSpec", "op_key"]
+           "UNARY_OPERATORS", "OpSpec", "op_key", "parts"]

@@ -75,7 +75,9 @@ class OpSpec:
     prefix: str | None = None            # prefix spelling, e.g. "-" for neg
     gradient: tuple[bool, ...] = ()      # which tensor inputs take a gradient (variadic: one flag)
     spellings: dict[str, str | None] = Factory(dict)  # framework -> spelling where it differs
-    native: bool = True                  # a framework op implements it (False: the eager layer)
+    # a framework op implements it (False: the eager layer; False with a formula: a composite,
+    # built by its formula from the table's own ops on every backend, see `composite`)
+    native: bool = True
     chains: bool = True                  # a < b < c: comparisons refuse to chain
     result: str = "tensor"               # what its first output is: one of RESULTS
     draw: bool = False                   # a seeded random draw: kernel(generator, shape, **attributes)
@@ -91,6 +93,13 @@ class OpSpec:
     def signature(self) -> str:
         parts = [p if p not in self.defaults else f"{p}={self.defaults[p]!r}" for p in self.params]
         return f"{self.name}({', '.join(parts)})"
+
+    @property
+    def composite(self) -> bool:
+        """Built from other ops of the table by its formula, on every backend (as TensorFlow
+        builds tf.clip_by_norm in Python): no op of its own type, no gradient rule of its own;
+        each part is an op of the spec, which an override_map entry can match."""
+        return self.formula is not None and not self.native
 
     @property
     def differentiable(self) -> bool:
@@ -183,6 +192,39 @@ def _literal(text: str):
         except ValueError:
             pass  # "1.2.3", "--1": literal_eval says what is wrong (as for "007")
     return ast.literal_eval(text)
+
+
+class _Parts:
+    """A formula's `o` that only notes the op types called, in order."""
+
+    def __init__(self) -> None:
+        self.called: list[str] = []
+
+    def __getattr__(self, name: str):
+        OPS[name]  # noqa: B018 - a formula calls only ops of the table (KeyError otherwise)
+
+        def note(*args, **kwargs):
+            self.called.append(name)
+            return name
+        return note
+
+
+_PARTS: dict[str, tuple[str, ...]] = {}
+
+
+def parts(name: str) -> tuple[str, ...]:
+    """The op types a composite builds, in order (its formula run over _Parts): what the op
+    count and the override_map lint see in a composite's place. Any other call: (name,)."""
+    found = _PARTS.get(name)
+    if found is None:
+        spec = OPS.get(name)
+        if spec is None or not spec.composite:
+            return (name,)
+        recorder = _Parts()
+        attrs = {p: spec.defaults.get(p) for p in spec.params if p not in spec.tensor_params}
+        spec.formula(recorder, *spec.tensor_params, **attrs)
+        found = _PARTS[name] = tuple(recorder.called)
+    return found
 
 
 class _Kernels:

@@ -145,6 +145,26 @@ op("one_hot(indices, depth)", "float one-hot rows of length depth for integer in
 op("getitem(x, index)", "x[index]: integers, slices, None and integer lists", "K.getitem",
    attrs=("index",), torch=OWN, jax=OWN, tensorflow=OWN)
 
+# ----- composites: built from the table's own ops on every backend (native=False + formula) -----
+def _clip_by_norm(o, t, clip_norm, axes=None):
+    # tf.clip_by_norm as TensorFlow 2.21 builds it (clip_ops.py), op for op: a negative
+    # clip_norm counts as 0; where l2sum is 0, sqrt is taken of 1 instead and not used (the
+    # two-tap where), so an all-zero t keeps a finite gradient; ties of the norm and clip_norm
+    # send the gradient through the norm (maximum's first input). The final identity is TF's.
+    clip_norm = o.maximum(clip_norm, 0.0)
+    l2sum = o.sum(o.mul(t, t), axis=axes, keepdims=True)
+    pred = o.greater(l2sum, 0.0)
+    l2sum_safe = o.where(pred, l2sum, o.ones_like(l2sum))
+    l2norm = o.where(pred, o.sqrt(l2sum_safe), l2sum)
+    return o.identity(o.div(o.mul(t, clip_norm), o.maximum(l2norm, clip_norm)))
+
+
+op("clip_by_norm(t, clip_norm, axes=None)",
+   "t * clip_norm / max(l2norm(t), clip_norm), the norm over axes (all by default), as "
+   "tf.clip_by_norm; built from its ops as TF's, so the gradient flows through the norm too",
+   formula=_clip_by_norm, native=False)
+
+
 # ----- seeded random draws (the same numbers on every replay) -----
 op("uniform(shape, low=0.0, high=1.0)", "uniform draw in [low, high)", "K.uniform_draw",
    attrs=("shape",), native=False, draw=True)

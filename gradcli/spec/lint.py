@@ -5,6 +5,7 @@ The CLI prints them and turns them into errors under --strict.
 from __future__ import annotations
 
 from gradcli.lang.ast import Call, Name, Node, walk
+from gradcli.ops import parts
 from gradcli.record import record
 from gradcli.spec.lint_discrete import cut_overrides
 from gradcli.spec.lint_discrete import message as cut_message
@@ -53,7 +54,7 @@ def _ops_built(node: Node, experiment: Experiment) -> set[str]:
                 continue
             function = experiment.functions.get(current.func)
             if function is None:
-                ops.add(current.func)
+                ops.update(parts(current.func))  # a composite's parts, not its own name
             elif current.func not in entered:
                 entered.add(current.func)
                 pending.append(function.forward.node)
@@ -92,10 +93,14 @@ def _unmatched(experiment: Experiment) -> list[tuple[int, LintWarning]]:
                     built |= _ops_built(expressions[name].node, experiment)
         if entry.op not in built:
             key = _override_key(experiment, i, entry)
+            why = (f"no {entry.op} op is built{where} (the most common silent no-op of "
+                   "gradient_override_map)")
+            if parts(entry.op) != (entry.op,):
+                why = (f"{entry.op} is built from other ops, as in TensorFlow "
+                       f"({', '.join(dict.fromkeys(parts(entry.op)))}), and has no op of its own")
             warnings.append((i, LintWarning(
-                f"override_map entry {entry.op!r} -> {entry.gradient!r} matches no op: no "
-                f"{entry.op} op is built{where} (the most common silent no-op of "
-                "gradient_override_map)", entry.loc, key)))
+                f"override_map entry {entry.op!r} -> {entry.gradient!r} matches no op: {why}",
+                entry.loc, key)))
     return warnings
 
 

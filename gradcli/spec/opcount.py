@@ -15,7 +15,7 @@ from collections import Counter
 
 from gradcli.lang.ast import Call, Const, ListExpr, walk
 from gradcli.lang.deps import Dependencies, grad_calls
-from gradcli.ops import OPS
+from gradcli.ops import OPS, parts
 from gradcli.spec.model import Experiment, Expr
 
 MAX_OPS = 100_000  # ops one spec may build (documented in docs/untrusted.md)
@@ -120,8 +120,9 @@ def _cost_of(tree, functions: dict[str, _Cost]) -> _Cost:
                 cost.add(called)
                 cost.heaviest = max(cost.heaviest, (called.ops, node.func))
             elif node.func in OPS and node.func not in _NOT_OPS:
-                cost.ops += 1
-                cost.types[node.func] += 1
+                for part in parts(node.func):  # a composite builds its parts, each an op
+                    cost.ops += 1
+                    cost.types[part] += 1
         elif isinstance(node, ListExpr) and not all(isinstance(i, (Const, ListExpr))
                                                     for i in node.items):
             cost.ops += 1  # a list of tensors is stacked into one

@@ -179,6 +179,11 @@ def np_gelu(x):
     return 0.5 * x * np_erfc(-x * float(np.float32(np.sqrt(0.5))))
 
 
+def np_clip_by_norm(t, clip_norm, axes):
+    norm = np.sqrt(np.sum(t * t, axis=None if axes is None else tuple(axes), keepdims=True))
+    return t * clip_norm / np.maximum(norm, clip_norm)
+
+
 def np_xent(labels, logits):
     """-log(softmax(logits)[label]) per row, from numpy's logaddexp, not gradcli's kernel."""
     picked = np.take_along_axis(logits, np.expand_dims(labels, -1), axis=-1)[..., 0]
@@ -353,6 +358,11 @@ ORACLES = {
           lambda v, y=y, z=z: tf.nn.sparse_softmax_cross_entropy_with_logits(
               labels=getattr(v, y), logits=getattr(v, z)))
         for y, z in (("i", "lg"), ("i2", "lg3"), ("yb", "big"), ("i0", "a"))],
+    "clip_by_norm": [V(f"clip_by_norm({x}, {c}{'' if a is None else f', axes={a}'})",
+                       lambda v, x=x, c=c, a=a: np_clip_by_norm(getattr(v, x), _arg(v, c), a),
+                       lambda v, x=x, c=c, a=a: tf.clip_by_norm(getattr(v, x), _arg(v, c), axes=a))
+                     for x, c, a in (("b", "1.5", None), ("c", "0.8", [0, 2]), ("a", "100.0", None),
+                                     ("b", "ps", [1]))],
     "max_with_argmax": [
         V("mv1", lambda v: np.max(v.c, axis=1), lambda v: take_max(v.c, 1), lets=(MAX_C,)),
         V("mi1", lambda v: np.argmax(v.c, axis=1), lets=(MAX_C,)),
