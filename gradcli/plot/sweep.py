@@ -115,8 +115,9 @@ class SweepSeries:
             found.append(f"{self.nonfinite} run{'s' * (self.nonfinite != 1)} without a finite "
                          f"{self.y_column} left out")
         if self.shorter:
-            found.append(f"{self.shorter} run{'s' * (self.shorter != 1)} end{'s' * (self.shorter == 1)}"
-                         " before the last step: later means are over fewer runs")
+            found.append(f"{self.shorter} run{'s' * (self.shorter != 1)} "
+                         f"end{'s' * (self.shorter == 1)} early: later steps' means are over "
+                         "fewer runs")
         others = [k for k in self.pooled if k != "seed"]
         if others:  # the subtitle names them too; the legend keeps them in view
             found.append("pooled over " + ", ".join(others))
@@ -275,7 +276,7 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
                     + "".join(f"{', ' if i else ' at '}{middle(printable(k), NAME)} = "
                               f"{middle(printable(v), NAME)}"
                               for i, (k, v) in enumerate(series.fixed.items()))
-                    + f": {middle(printable(series.band_text()), 2 * NAME)}")
+                    + f": {middle(printable(series.band_text()), 3 * NAME)}")
         if series.clipped():
             subtitle += f"; bands clipped to [{series.bounds[0]:g}, {series.bounds[1]:g}]"
         if text.subtitle is not None:
@@ -295,7 +296,8 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
         title_text = (text.legend_title if text.legend_title is not None
                       else series.hue_key if series.hue_key else None)
         # below the axes: "best" would not avoid the bands (a fill is not a line)
-        columns = 2 if len(labels) > 3 else 1
+        # two columns for many short entries; long notes one per row, so that none is cut
+        columns = 2 if len(labels) > 3 and max(map(len, labels)) <= 36 else 1
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
                   ncols=columns, title=printable(title_text) if title_text else None)
         # each column's text beside its handle (0.08 of the width with the column spacing)
