@@ -123,6 +123,12 @@ def plot_train(specs, backends, overrides, output, max_memory, text) -> None:
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()
+    for path in specs:
+        if (path / "sweep.json").is_file():  # the curves of a sweep's runs: plot sweep's job
+            from .errors import GradcliError
+            raise GradcliError(f"{printable(path)} is a sweep directory: its learning curves are "
+                               f"`gradcli plot sweep {printable(path)} --x step --y loss "
+                               "--hue KEY` (mean ± std over seeds per step; docs/plots.md)")
     loaded = [load_one(p, overrides, False, err, output) for p in specs]
     names = backends or [None]
     title = printable(loaded[0].name if len(loaded) == 1

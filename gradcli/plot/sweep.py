@@ -282,7 +282,7 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
         if text.subtitle is not None:
             subtitle = printable(text.subtitle)
         if subtitle:
-            ax.set_title(textwrap.fill(subtitle, 95), fontsize=9.5)
+            ax.set_title(textwrap.fill(subtitle, 88), fontsize=9.5)
         for i, line in enumerate(series.lines):
             _line(ax, series, line, i, f"{printable(text.name(line.label))} ({sizes(line.n)})")
         _x_axis(ax, plt, series)

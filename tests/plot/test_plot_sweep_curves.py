@@ -208,3 +208,10 @@ def test_bad_options_exit_2_with_a_sentence(root, tmp_path, args, message):
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
     assert "Traceback" not in result.output and not (tmp_path / "x.png").exists()
+
+
+def test_plot_train_given_a_sweep_directory_says_which_command_draws_its_curves(root, tmp_path):
+    result = invoke("plot", "train", str(root), "-o", str(tmp_path / "t.png"))
+    assert result.exit_code == 2
+    assert "is a sweep directory" in result.output
+    assert f"gradcli plot sweep {root} --x step --y loss" in " ".join(result.output.split())
