@@ -5,6 +5,7 @@ rich and the runner only when a command runs (`gradcli --help` imports neither).
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
@@ -24,6 +25,37 @@ from .cli_common import (
     spec_paths,
     worst,
 )
+
+
+def figure_text(renames: bool):
+    """The options that replace a figure's words (for a paper), as one decorator; the
+    command receives them as `text` (a plot.text.FigureText)."""
+    options = [
+        click.option("--title", default=None, metavar="TEXT",
+                     help="The figure's title (default: the spec's name; '' for none)."),
+        click.option("--subtitle", default=None, metavar="TEXT",
+                     help="The line under the title (default: what is drawn; '' for none)."),
+        click.option("--xlabel", default=None, metavar="TEXT", help="The x axis' label."),
+        click.option("--ylabel", multiple=True, metavar="TEXT",
+                     help="A y axis' label; repeat for several axes, top to bottom."),
+        click.option("--legend-title", default=None, metavar="TEXT",
+                     help="The legend's title ('' for none)."),
+    ]
+    if renames:
+        options.append(click.option(
+            "--label", "labels", multiple=True, metavar="OLD=NEW",
+            help="Draw the line named OLD (a --hue value, a spec's name) as NEW; repeatable."))
+
+    def wrap(command):
+        def with_text(*args, title, subtitle, xlabel, ylabel, legend_title, labels=(), **kwargs):
+            from .plot.text import FigureText, parse_names
+            return command(*args, text=FigureText(title, subtitle, xlabel, tuple(ylabel),
+                                                  legend_title, parse_names(labels)), **kwargs)
+        with_text = functools.wraps(command)(with_text)
+        for option in reversed(options):
+            with_text = option(with_text)
+        return with_text
+    return wrap
 
 
 @click.group()
@@ -49,7 +81,9 @@ def plot() -> None:
 @click.option("--output", "-o", default=None, metavar="FILE", help="Default: <spec name>-curve.png.")
 @max_memory
 @reports_errors
-def plot_curve(spec, name, span, points, element, backend, overrides, output, max_memory) -> None:
+@figure_text(renames=False)
+def plot_curve(spec, name, span, points, element, backend, overrides, output, max_memory,
+               text) -> None:
     """The forward value, true derivative, overridden gradient and numeric derivative of
     SPEC's first output along one input swept elementwise (the straight-through figure):
     every element of the input takes each value, and one element's gradients are drawn."""
@@ -67,7 +101,7 @@ def plot_curve(spec, name, span, points, element, backend, overrides, output, ma
     target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
                        span=span, points=points, max_memory=max_memory, element=element)
-    outputs.write_file(target, figure_bytes(curve_figure(data), fmt), shown)
+    outputs.write_file(target, figure_bytes(curve_figure(data, text), fmt), shown)
     _wrote(out, shown)
 
 
@@ -79,7 +113,8 @@ def plot_curve(spec, name, span, points, element, backend, overrides, output, ma
 @click.option("--output", "-o", default=None, metavar="FILE", help="Default: <spec name>-train.png.")
 @max_memory
 @reports_errors
-def plot_train(specs, backends, overrides, output, max_memory) -> None:
+@figure_text(renames=True)
+def plot_train(specs, backends, overrides, output, max_memory, text) -> None:
     """The training loss of each SPEC against steps (and its final loss on the whole training
     part as a star), and every train.metrics entry at its evaluation steps (training part
     solid, test part dashed): one line per spec (or per backend)."""
@@ -88,6 +123,12 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
     from .plot import figure_bytes, figure_target
     from .plot.train import train_figure, training_runs
     out, err = consoles()
+    for path in specs:
+        if (path / "sweep.json").is_file():  # the curves of a sweep's runs: plot sweep's job
+            from .errors import GradcliError
+            raise GradcliError(f"{printable(path)} is a sweep directory: its learning curves are "
+                               f"`gradcli plot sweep {printable(path)} --x step --y loss "
+                               "--hue KEY` (mean ± std over seeds per step; docs/plots.md)")
     loaded = [load_one(p, overrides, False, err, output) for p in specs]
     names = backends or [None]
     title = printable(loaded[0].name if len(loaded) == 1
@@ -96,29 +137,39 @@ def plot_train(specs, backends, overrides, output, max_memory) -> None:
     runs = training_runs([(exp, b, runner.run(exp, backend=b, numeric=False,
                                                       max_memory=max_memory))
                           for exp in loaded for b in names], several_specs=len(loaded) > 1)
-    outputs.write_file(target, figure_bytes(train_figure(title, runs), fmt), shown)
+    outputs.write_file(target, figure_bytes(train_figure(title, runs, text=text), fmt), shown)
     _wrote(out, shown)
 
 
 @plot.command(name="sweep")
 @click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--x", "x", required=True, metavar="KEY", help="The swept key along x.")
-@click.option("--y", "y", required=True, metavar="COLUMN", help="The results.csv column drawn.")
+@click.option("--x", "x", required=True, metavar="KEY",
+              help="The swept key along x, or `step`: learning curves (the training step).")
+@click.option("--y", "y", required=True, metavar="COLUMN",
+              help="The results.csv column drawn; with --x step a quantity the runs keep per "
+                   "step: loss, <metric>.train, <metric>.test.")
 @click.option("--hue", default=None, metavar="KEY", help="One line per value of this swept key.")
+@click.option("--where", multiple=True, metavar="KEY=VALUE",
+              help="Only the runs where the swept KEY is VALUE (repeatable); unfixed keys "
+                   "other than --x and --hue are pooled.")
 @click.option("--output", "-o", default=None, metavar="FILE", help="Default: <sweep name>-sweep.png.")
 @reports_errors
-def plot_sweep(directory, x, y, hue, output) -> None:
-    """A column of DIR's results.csv against a swept key: mean line and ±1 std band over
-    seeds, one line per --hue value (DIR: written by `gradcli sweep --out DIR`)."""
+@figure_text(renames=True)
+def plot_sweep(directory, x, y, hue, where, output, text) -> None:
+    """A column of DIR's results.csv against a swept key, or with `--x step` a per-step
+    quantity of the runs (loss, a metric) against the training step: mean line and ±1 std
+    band (ddof 1) over seeds, one line per --hue value (DIR: written by `gradcli sweep --out
+    DIR`). E.g. `--x step --y accuracy.test --hue override_map.sign --where
+    train.optimizer.lr=0.01`."""
     from .plot import figure_bytes, figure_target
     from .plot.sweep import sweep_figure, sweep_series
-    from .plot.sweep_dir import load, refuse_own_files
+    from .plot.sweep_dir import load, parse_where, refuse_own_files
     out, _ = consoles()
     sweep = load(directory)
-    series = sweep_series(sweep, x, y, hue)
+    series = sweep_series(sweep, x, y, hue, parse_where(sweep, where))
     refuse_own_files(output, [directory])
     target, fmt, shown = figure_target(output, sweep.name, "sweep", [])
-    outputs.write_file(target, figure_bytes(sweep_figure(sweep.name, series), fmt), shown)
+    outputs.write_file(target, figure_bytes(sweep_figure(sweep.name, series, text), fmt), shown)
     _wrote(out, shown)
 
 

@@ -9,20 +9,24 @@ from ..printable import printable
 from . import fit, marks, pyplot
 from .fit import middle
 from .style import BLACK, BLUE, GREEN, VERMILLION, styled
+from .text import FigureText
+from .text import title as set_title
 
 NAME = 40  # characters of a name inside the title (the figure then fits every text)
 
 
-def curve_figure(curve):
+def curve_figure(curve, text: FigureText | None = None):
     """A Figure of a Curve: two stacked axes sharing x; the region where the overridden
     gradient differs from the true one (both finite) is shaded; jumps are left open, non-finite and
-    off-scale points are marked at the axes' edge."""
+    off-scale points are marked at the axes' edge. `text` replaces gradcli's words."""
     plt = pyplot()
+    text = text or FigureText()
+    text.check_axes(2, "the output above, its gradients below")
     x = curve.x
     with styled(plt):
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
                                           height_ratios=[1, 1.25], layout="constrained")
-        fig.suptitle(printable(curve.name), fontweight="bold")
+        set_title(fig, curve.name, text)
         # names cut before the title is wrapped, so that it stays a few lines
         output, name = middle(curve.output, NAME), middle(curve.input, NAME)
         swept = f"{name}{curve.element}"
@@ -30,11 +34,13 @@ def curve_figure(curve):
         if curve.element:  # which element moves, and why that one; the others stay put
             title.append(f"{swept} swept" + (f" ({curve.chosen})" if curve.chosen else "")
                          + f"; the other elements of {name} keep the spec's values")
-        top.set_title("\n".join(textwrap.fill(printable(t), 90) for t in title), fontsize=9.5)
+        subtitle = ("\n".join(textwrap.fill(printable(t), 90) for t in title)
+                    if text.subtitle is None else printable(text.subtitle))
+        top.set_title(subtitle, fontsize=9.5)
         top_lims = marks.limits([curve.forward])
         _axes(top, x, [(f"forward {curve.output}", curve.forward, BLACK, "-", None)], top_lims)
-        top.set_ylabel(f"{curve.output} (output value)")
-        top.legend(loc="best")
+        top.set_ylabel(printable(text.ylabel(0, f"{curve.output} (output value)")))
+        top.legend(loc="best", title=printable(text.legend_title) if text.legend_title else None)
 
         grad = f"∂{curve.output}/∂{curve.input}{curve.element}"
         lims = marks.limits([curve.true, curve.overridden]) or marks.limits([curve.numeric])
@@ -52,8 +58,8 @@ def curve_figure(curve):
             ("true derivative", curve.true, BLUE, "-", None),
             ("overridden gradient (used by training)", curve.overridden, VERMILLION, "--", None),
             ("numeric derivative (central differences)", curve.numeric, GREEN, ":", "o")], lims)
-        bottom.set_ylabel(f"{grad} (gradient)")
-        bottom.set_xlabel(f"{swept}: input value swept")
+        bottom.set_ylabel(printable(text.ylabel(1, f"{grad} (gradient)")))
+        bottom.set_xlabel(f"{swept}: input value swept" if text.xlabel is None else printable(text.xlabel))
         # below the axes: "best" does not avoid the shaded region (a fill is not a line)
         bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
         fit.figure(fig, legend_share=0.4)

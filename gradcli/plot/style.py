@@ -50,3 +50,14 @@ def line_style(i: int) -> dict:
     """Colour, dash and marker of the i-th line of a figure with one line per run."""
     return {"color": CYCLE[i % len(CYCLE)], "linestyle": DASHES[i % len(DASHES)],
             "marker": MARKERS[i % len(MARKERS)]}
+
+
+BAND_ALPHA = 0.10   # light enough that three overlapping bands still show each one's edges
+MARKED = 25         # a line of at most this many points has a marker at each of them
+
+
+def marked(points: int) -> bool:
+    """Whether a line's points carry markers: each one when there are few (every marker is a
+    value: a metric's evaluation points, a swept value), none on a dense line (a loss per
+    step), where markers every few points would read as data points they are not."""
+    return points <= MARKED

@@ -25,9 +25,13 @@ from ..printable import printable
 from ..sweep.stats import column_stats
 from . import fit, marks, pyplot
 from .fit import middle
-from .style import line_style, styled
-from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number
+from .style import BAND_ALPHA, line_style, marked, styled
+from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, selected
+from .text import FigureText
+from .text import title as set_title
+from .train import STEP_LABEL
 
+STEP_TEXT = "training step"
 NAME = 40  # characters of a name inside the subtitle (the figure then fits every text)
 
 
@@ -38,6 +42,7 @@ class SweepLine:
     std: np.ndarray      # ddof 1; NaN where the group has fewer than two runs
     n: np.ndarray        # runs per x position (finite values only)
     runs: np.ndarray | None = None  # runs per x position, those without a finite value too
+    x: np.ndarray | None = None     # the line's own x positions (a learning curve's steps)
 
 
 @dataclass
@@ -55,6 +60,13 @@ class SweepSeries:
     bounds: tuple | None = None       # (lo, hi) the column cannot leave, else None
     sizes: dict = field(default_factory=dict)   # pooled key -> how many values it takes
     observed: tuple | None = None     # (lowest, highest) finite value of the runs drawn
+    fixed: dict = field(default_factory=dict)   # --where: swept key -> the one value kept
+    curve: bool = False               # a learning curve (x: the training step)
+    shorter: int = 0                  # curve: runs that end before their line's last step
+    unread: int = 0                   # curve: runs with a result but no readable run file
+
+    def xs(self, line: SweepLine) -> np.ndarray:
+        return self.positions if line.x is None else line.x
 
     def band(self, line: SweepLine) -> tuple[np.ndarray, np.ndarray]:
         """The drawn band of a line: mean ∓ std, clipped to the column's bounds (NaN stays)."""
@@ -93,9 +105,19 @@ class SweepSeries:
         found = []
         if self.failed:
             found.append(f"{self.failed} failed run{'s' * (self.failed != 1)} left out")
-        if self.nonfinite:
+        if self.unread:
+            found.append(f"{self.unread} run{'s' * (self.unread != 1)} without a readable "
+                         "runs/<id>.json left out")
+        if self.nonfinite and self.curve:
+            found.append(f"{self.nonfinite} non-finite value{'s' * (self.nonfinite != 1)} "
+                         "left out")
+        elif self.nonfinite:
             found.append(f"{self.nonfinite} run{'s' * (self.nonfinite != 1)} without a finite "
                          f"{self.y_column} left out")
+        if self.shorter:
+            found.append(f"{self.shorter} run{'s' * (self.shorter != 1)} "
+                         f"end{'s' * (self.shorter == 1)} early: later steps' means are over "
+                         "fewer runs")
         others = [k for k in self.pooled if k != "seed"]
         if others:  # the subtitle names them too; the legend keeps them in view
             found.append("pooled over " + ", ".join(others))
@@ -122,19 +144,31 @@ class SweepSeries:
             f"values of {k}" for k in self.pooled)
 
 
-def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> SweepSeries:
-    """The means, stds and counts per x value and hue value (checked names, did-you-mean)."""
-    check_key(sweep, x, "--x")
-    check_column(sweep, y, "--y")
+def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
+                 where: dict | None = None) -> SweepSeries:
+    """The means, stds and counts per x value and hue value (checked names, did-you-mean), over
+    the runs whose swept keys take the `where` values ({key: value}, from parse_where); with
+    x "step" (not a swept key), y a quantity kept per step: the learning curves."""
+    from .sweep_curves import STEP, curve_series
+    where = where or {}
     if hue is not None:
         check_key(sweep, hue, "--hue")
         if hue == x:
             raise fail(f"--hue {printable(hue)!r} is also --x; pick another swept key")
+        if hue in where:
+            raise fail(f"--hue {printable(hue)!r} is also given to --where; a line per value "
+                       "of a key kept at one value would be one line")
+    if x == STEP and x not in sweep.keys:
+        return curve_series(sweep, y, hue, where)
+    check_key(sweep, x, "--x")
+    if x in where:
+        raise fail(f"--x {printable(x)!r} is also given to --where; it would keep one point")
+    check_column(sweep, y, "--y")
     x_values = sweep.values(x)
     categorical = not all(is_number(v) for v in x_values)
     positions = (np.arange(len(x_values), dtype=np.float64) if categorical
                  else np.array([float(v) for v in x_values]))
-    rows = sweep.ok_rows()
+    rows = selected(sweep.ok_rows(), where)
     hues = sweep.values(hue) if hue is not None else [None]
     lines, nonfinite = [], 0
     for h in hues:
@@ -145,6 +179,8 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
             nonfinite += len(ys) - st["n"]  # NaN, inf, and runs without the column
             means.append(_nan(st["mean"])), stds.append(_nan(st["std"])), ns.append(st["n"])
             runs.append(len(ys))
+        if where and not sum(runs):
+            continue  # a --hue value the --where filter leaves without runs
         label = "mean" if h is None else h
         lines.append(SweepLine(label, np.array(means), np.array(stds), np.array(ns), np.array(runs)))
     if not any(line.n.sum() for line in lines):
@@ -159,12 +195,20 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None) -> Swe
         line.mean, line.std, line.n = line.mean[drawn], line.std[drawn], line.n[drawn]
         line.runs = line.runs[drawn]
     # what a point averages over: the other swept keys that take more than one value
-    pooled = [k for k in sweep.keys if k not in (x, hue) and len(sweep.values(k)) > 1]
+    pooled = pooled_keys(sweep, x, hue, where)
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
-                       failed=len(sweep.rows) - len(rows), nonfinite=nonfinite, pooled=pooled,
+                       failed=len(selected(sweep.rows, where)) - len(rows), nonfinite=nonfinite,
+                       pooled=pooled, fixed=dict(where),
                        bounds=bounds(y, np.concatenate([line.mean for line in lines])),
                        sizes={k: len(sweep.values(k)) for k in pooled},
                        observed=observed(rows, x, y, hue, x_values))
+
+
+def pooled_keys(sweep: SweepDir, x: str, hue: str | None, where: dict) -> list:
+    """What a point averages over: the swept keys that are neither x, hue nor kept at one
+    value by --where, and take more than one value."""
+    return [k for k in sweep.keys if k not in (x, hue) and k not in where
+            and len(sweep.values(k)) > 1]
 
 
 # A metric named so holds a share of rows: in [0, 1] ("accuracy", "acc", "top1_accuracy").
@@ -211,69 +255,104 @@ def sizes(n: np.ndarray) -> str:
     return f"n={lo}" if lo == hi else f"n={lo}–{hi}"
 
 
-def sweep_figure(title: str, series: SweepSeries):
-    """A Figure of the series: mean lines with markers, ±1 std bands, group sizes and what
-    was left out in the legend; log x when a numeric key spans more than a decade."""
+def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None):
+    """A Figure of the series: mean lines, a ±1 std band around each (lightly filled and edged
+    by thin lines in the line's colour and dash, so that overlapping bands stay apart; no
+    error bars but at a lone point, whose band has no width), group sizes and what was left
+    out in the legend; log x when a numeric key spans more than a decade. A learning curve
+    (series.curve) has the training step along x. `text` replaces gradcli's words."""
     plt = pyplot()
+    text = text or FigureText()
+    text.check_axes(1, "one")
+    text.check_names([str(line.label) for line in series.lines],
+                     f"values of {series.hue_key}" if series.hue_key else "lines (mean)")
     with styled(plt):
         fig, ax = plt.subplots(figsize=(7.2, 4.6), layout="constrained")
-        fig.suptitle(printable(title), fontweight="bold")
+        set_title(fig, title, text)
+        x_name = text.xlabel or (STEP_TEXT if series.curve else series.x_key)
+        y_name = text.ylabel(0, "") or series.y_column
         # names cut before the text is wrapped, so that it stays two or three lines
-        subtitle = (f"{middle(printable(series.y_column), NAME)} against "
-                    f"{middle(printable(series.x_key), NAME)}: "
-                    f"{middle(printable(series.band_text()), 2 * NAME)}")
+        subtitle = (f"{middle(printable(y_name), NAME)} against {middle(printable(x_name), NAME)}"
+                    + "".join(f"{', ' if i else ' at '}{middle(printable(k), NAME)} = "
+                              f"{middle(printable(v), NAME)}"
+                              for i, (k, v) in enumerate(series.fixed.items()))
+                    + f": {middle(printable(series.band_text()), 3 * NAME)}")
         if series.clipped():
             subtitle += f"; bands clipped to [{series.bounds[0]:g}, {series.bounds[1]:g}]"
-        ax.set_title(textwrap.fill(subtitle, 95), fontsize=9.5)
+        if text.subtitle is not None:
+            subtitle = printable(text.subtitle)
+        if subtitle:
+            ax.set_title(textwrap.fill(subtitle, 88), fontsize=9.5)
         for i, line in enumerate(series.lines):
-            style = line_style(i)
-            x = series.positions + (_dodge(i, len(series.lines)) if series.categorical else 0.0)
-            label = f"{printable(line.label)} ({sizes(line.n)})"
-            band = np.isfinite(line.std)
-            lower, upper = series.band(line)
-            yerr = np.vstack([line.mean - lower, upper - line.mean])  # NaN where no band
-            if series.categorical:  # no order between the values: points with error bars, no line
-                ax.errorbar(x, line.mean, yerr=yerr, linestyle="none",
-                            marker=style["marker"], markersize=6, color=style["color"],
-                            elinewidth=1.2, capsize=4, label=label, gid=f"mean:{line.label}")
-                continue
-            if band.any():
-                ax.fill_between(x, lower, upper, where=band,
-                                color=style["color"], alpha=0.18, linewidth=0,
-                                interpolate=False, gid=f"band:{line.label}")
-            ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5, **style)
-            if band.any():  # caps too: a lone point (or a grey print) still shows its spread
-                ax.errorbar(x[band], line.mean[band], yerr=yerr[:, band], fmt="none",
-                            ecolor=style["color"], elinewidth=0.9, capsize=3)
-            _fewer(ax, x, line, style["color"])
-        x = series.positions
-        if series.categorical:
-            ax.set_xticks(x, _tick_labels(series.x_values))
-            ax.set_xlim(x.min() - 0.4, x.max() + 0.4) if len(x) else None
-            ax.grid(axis="x", visible=False)
-            if sum(len(t) for t in _tick_labels(series.x_values)) > 60:  # long labels: slant them
-                ax.tick_params(axis="x", labelrotation=20)
-        else:
-            if len(x) > 1 and marks.spans_decades(x, 1.0):
-                ax.set_xscale("log")
-            if len(x) <= 12:  # a tick at each swept value, written as in results.csv
-                ax.set_xticks(x, _spaced(x, _tick_labels(series.x_values),
-                                         ax.get_xscale() == "log"))
-                ax.xaxis.set_minor_formatter(plt.NullFormatter())
-        ax.set_xlabel(f"{printable(series.x_key)} (swept)")
-        ax.set_ylabel(printable(series.y_column))
+            _line(ax, series, line, i, f"{printable(text.name(line.label))} ({sizes(line.n)})")
+        _x_axis(ax, plt, series)
+        ax.set_xlabel(printable(text.xlabel) if text.xlabel is not None else
+                      STEP_LABEL if series.curve else f"{printable(series.x_key)} (swept)")
+        ax.set_ylabel(printable(text.ylabel(0, series.y_column)))
         handles, labels = ax.get_legend_handles_labels()
         for note in series.notes():  # left out runs are said, not silently dropped
             handles.append(plt.Line2D([], [], linestyle="none"))
             labels.append(note)
-        title_text = f"{printable(series.hue_key)}" if series.hue_key else None
+        title_text = (text.legend_title if text.legend_title is not None
+                      else series.hue_key if series.hue_key else None)
         # below the axes: "best" would not avoid the bands (a fill is not a line)
-        columns = 2 if len(labels) > 3 else 1
+        # two columns for many short entries; long notes one per row, so that none is cut
+        columns = 2 if len(labels) > 3 and max(map(len, labels)) <= 36 else 1
         ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  ncols=columns, title=title_text)
+                  ncols=columns, title=printable(title_text) if title_text else None)
         # each column's text beside its handle (0.08 of the width with the column spacing)
         fit.figure(fig, legend_share=(0.97 - 0.08 * columns) / columns)
     return fig
+
+
+def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str) -> None:
+    """One mean line with its band; on a categorical axis points with error bars."""
+    style = line_style(i)
+    x = series.xs(line) + (_dodge(i, len(series.lines)) if series.categorical else 0.0)
+    band = np.isfinite(line.std)
+    lower, upper = series.band(line)
+    yerr = np.vstack([line.mean - lower, upper - line.mean])  # NaN where no band
+    if series.categorical:  # no order between the values: points with error bars, no line
+        ax.errorbar(x, line.mean, yerr=yerr, linestyle="none",
+                    marker=style["marker"], markersize=6, color=style["color"],
+                    elinewidth=1.2, capsize=4, label=label, gid=f"mean:{line.label}")
+        return
+    if band.any():
+        ax.fill_between(x, lower, upper, where=band, color=style["color"], alpha=BAND_ALPHA,
+                        linewidth=0, interpolate=False, gid=f"band:{line.label}")
+        for edge in (lower, upper):  # whose band is whose, where bands overlap
+            ax.plot(x, edge, color=style["color"], linestyle=style["linestyle"], linewidth=0.8,
+                    alpha=0.75, label="_band edge", gid=f"band-edge:{line.label}")
+    ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5,
+            **{**style, "marker": style["marker"] if marked(len(x)) else None})
+    beside = np.zeros_like(band)  # a neighbour with a band: the fill has width there
+    beside[1:] |= band[:-1]
+    beside[:-1] |= band[1:]
+    lone = band & ~beside
+    if lone.any():  # a band of one point has no width: its spread as an error bar
+        ax.errorbar(x[lone], line.mean[lone], yerr=yerr[:, lone], fmt="none",
+                    ecolor=style["color"], elinewidth=0.9, capsize=3, gid=f"bar:{line.label}")
+    if not series.curve:  # a curve's shorter runs are said once in the legend
+        _fewer(ax, x, line, style["color"])
+
+
+def _x_axis(ax, plt, series: SweepSeries) -> None:
+    x = series.positions
+    if series.categorical:
+        ax.set_xticks(x, _tick_labels(series.x_values))
+        ax.set_xlim(x.min() - 0.4, x.max() + 0.4) if len(x) else None
+        ax.grid(axis="x", visible=False)
+        if sum(len(t) for t in _tick_labels(series.x_values)) > 60:  # long labels: slant them
+            ax.tick_params(axis="x", labelrotation=20)
+    elif series.curve:
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    else:
+        if len(x) > 1 and marks.spans_decades(x, 1.0):
+            ax.set_xscale("log")
+        if len(x) <= 12:  # a tick at each swept value, written as in results.csv
+            ax.set_xticks(x, _spaced(x, _tick_labels(series.x_values),
+                                     ax.get_xscale() == "log"))
+            ax.xaxis.set_minor_formatter(plt.NullFormatter())
 
 
 def _tick_labels(values: list) -> list:

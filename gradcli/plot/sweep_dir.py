@@ -44,6 +44,36 @@ def check_key(sweep: SweepDir, key: str, option: str) -> str:
     return key
 
 
+def parse_where(sweep: SweepDir, items) -> dict:
+    """{key: value} from --where KEY=VALUE options, each key a swept key and each value one it
+    takes (a number matched as a number: 0.010 is 0.01), as written in results.csv."""
+    where = {}
+    for item in items or ():
+        key, sep, wanted = item.partition("=")
+        if not sep:
+            raise fail(f"--where {printable(item)!r}: expected KEY=VALUE, e.g. "
+                       "--where train.optimizer.lr=0.01")
+        check_key(sweep, key, "--where")
+        found = [v for v in sweep.values(key) if same_value(v, wanted)]
+        if not found:
+            raise fail(f"--where {printable(item)!r}: {printable(key)} never takes the value "
+                       f"{printable(wanted)!r} in {printable(sweep.path)}; it takes "
+                       + ", ".join(map(printable, sweep.values(key))))
+        where[key] = found[0]
+    return where
+
+
+def same_value(cell: str, wanted: str) -> bool:
+    if cell == wanted:
+        return True
+    return is_number(cell) and is_number(wanted) and float(cell) == float(wanted)
+
+
+def selected(rows: list, where: dict) -> list:
+    """The rows whose swept keys take the --where values."""
+    return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+
+
 def check_column(sweep: SweepDir, column: str, option: str) -> str:
     if column not in sweep.columns:
         raise fail(_unknown(column, sweep.columns, option, "column of results.csv", sweep))

@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..printable import printable
 from . import fit, marks, pyplot
 from .fit import middle
-from .style import line_style, styled
+from .style import line_style, marked, styled
+from .text import FigureText
+from .text import title as set_title
 
 PARTS = (("train", "-"), ("test", "--"))  # the training part solid, the held-out part dashed
 OVERLAP = 2e-3      # lines closer than this share of the axes' span look like one line
 FINAL_MARKER = "*"
+STEP_LABEL = "training step (optimizer updates before the value)"
 LABEL = 40          # characters of a spec's name in a run's label (the legend's entries)
 
 
@@ -119,25 +123,34 @@ def overlaps(lines: list, log: bool = False) -> tuple[list, list]:
     return under, depth
 
 
-def train_figure(title: str, runs: list, units: dict | None = None):
+def train_figure(title: str, runs: list, units: dict | None = None,
+                 text: FigureText | None = None):
     """A Figure with one axes per quantity, steps along x; log y when a quantity spans more
     than two decades; a non-finite step is marked as plot curve marks it, in a lane per line
     and kind outside the data's range (+inf at the top, -inf and NaN at the bottom), a
-    non-finite final value as a star in its run's lane."""
+    non-finite final value as a star in its run's lane. `text` replaces gradcli's words
+    (title, one y label per axes top to bottom, the x label, the runs' names)."""
     plt = pyplot()
+    text = text or FigureText()
     quantities = list(dict.fromkeys(q for _, series in runs for q in series))
+    text.check_axes(len(quantities), ", ".join(quantities))
+    text.check_names([label for label, _ in runs], "runs")
+    runs = [(text.name(label), series) for label, series in runs]
     units = {**y_labels(quantities, runs), **(units or {})}
     with styled(plt):
         fig, axes = plt.subplots(len(quantities), 1, sharex=True, squeeze=False, layout="constrained",
                                  figsize=(9.0, 2.2 + 2.4 * len(quantities)))
-        fig.suptitle(title, fontweight="bold")
-        for ax, quantity in zip(axes[:, 0], quantities):
+        set_title(fig, title, text)
+        if text.subtitle:
+            axes[0, 0].set_title(printable(text.subtitle), fontsize=9.5)
+        for k, (ax, quantity) in enumerate(zip(axes[:, 0], quantities)):
             handles, labels = _quantity(ax, quantity, runs)
-            ax.set_ylabel(units[quantity])
+            ax.set_ylabel(printable(text.ylabel(k, units[quantity])))
             # outside the axes: inside, "best" still covers points when every spot is taken
             ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                      borderaxespad=0.0)
-        axes[-1, 0].set_xlabel("training step (optimizer updates before the value)")
+                      borderaxespad=0.0, title=printable(text.legend_title)
+                      if k == 0 and text.legend_title else None)
+        axes[-1, 0].set_xlabel(STEP_LABEL if text.xlabel is None else printable(text.xlabel))
         axes[-1, 0].xaxis.get_major_locator().set_params(integer=True)
         fit.figure(fig, legend_share=0.45)  # the legends right of the axes: 4 of 9 inches
     return fig
@@ -173,11 +186,11 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
         return {kind: level for (owner, kind), level in levels.items() if owner == name}
     for (name, y, x, i, dash), below, wider, kind in zip(drawn, under, depth, kinds):
         style = line_style(i)
-        every = max(1, len(y) // 20)
-        start = (i * every) // max(1, len(runs))  # markers of overlapping runs side by side
         shown = name if below is None else f"{name}, overlaps {below}"
+        # a marker on each point of a sparse line (a metric's evaluation points), none on a
+        # dense one: markers every few steps were read as evaluation points
         ax.plot(x, y, color=style["color"], linestyle=dash, linewidth=1.8 + 1.8 * wider,
-                marker=style["marker"], markersize=4 + 2.5 * wider, markevery=(start, every),
+                marker=style["marker"] if marked(len(y)) else None, markersize=4 + 2.5 * wider,
                 label=shown, gid=f"{quantity}:{name}", zorder=2 + i)
         marks.draw_edges(ax, x, kind, name, style["color"], lane(name))
     # final stars that hide one another are said as lines are (the axes' span sets "alike")

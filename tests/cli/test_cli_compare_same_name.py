@@ -77,8 +77,8 @@ def test_plot_train_title_and_legend_tell_the_runs_apart(tmp_path, monkeypatch):
     figures = []
     real = plot_train.train_figure
 
-    def keep(title, runs, units=None):
-        fig = real(title, runs, units)
+    def keep(title, runs, units=None, text=None):
+        fig = real(title, runs, units, text)
         figures.append(fig)
         return fig
     monkeypatch.setattr(plot_train, "train_figure", keep)

@@ -139,8 +139,8 @@ def test_plot_train_draws_the_metric_at_each_epoch(tmp_path, monkeypatch):
     drawn = {}
     figure = module.train_figure
 
-    def keep(title, runs, units=None):
-        drawn["fig"] = fig = figure(title, runs, units)
+    def keep(title, runs, units=None, text=None):
+        drawn["fig"] = fig = figure(title, runs, units, text)
         return fig
     monkeypatch.setattr(module, "train_figure", keep)
     result = invoke("plot", "train", blobs_spec(tmp_path), "--output", tmp_path / "t.png")

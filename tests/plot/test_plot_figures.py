@@ -104,8 +104,8 @@ def test_plot_train_draws_the_loss_per_step_and_goes_log_past_two_decades(tmp_pa
     drawn = {}
     import gradcli.plot.train as train_module
 
-    def keep(title, runs, units=None):
-        drawn["fig"] = fig = train_figure(title, runs, units)
+    def keep(title, runs, units=None, text=None):
+        drawn["fig"] = fig = train_figure(title, runs, units, text)
         return fig
     monkeypatch.setattr(train_module, "train_figure", keep)
     result = invoke("plot", "train", str(spec), "--backends", "numpy,torch",
@@ -237,8 +237,8 @@ def test_plot_train_marks_a_diverged_loss_at_the_top_not_at_the_bottom(tmp_path,
     drawn = {}
     import gradcli.plot.train as train_module
 
-    def keep(title, runs, units=None):
-        drawn["fig"] = fig = train_figure(title, runs, units)
+    def keep(title, runs, units=None, text=None):
+        drawn["fig"] = fig = train_figure(title, runs, units, text)
         return fig
     monkeypatch.setattr(train_module, "train_figure", keep)
     result = invoke("plot", "train", str(tmp_path / "div.yaml"), str(tmp_path / "descent.yaml"),

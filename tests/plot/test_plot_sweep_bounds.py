@@ -62,9 +62,15 @@ def test_an_accuracy_band_stays_within_0_and_1(sweep_dir):
             for edge in (min(max(mean - std, 0.0), 1.0), min(max(mean + std, 0.0), 1.0)):
                 assert np.min(np.abs(ys - edge)) < 1e-12
         assert ys.min() >= 0.0 and ys.max() <= 1.0
-    caps = np.concatenate([np.asarray(li.get_ydata(), dtype=float) for li in ax.get_lines()
-                           if li.get_gid() is None and li.get_marker() == "_"])
-    assert caps.size and caps.min() >= 0.0 and caps.max() <= 1.0  # error bars clipped too
+        # the band's edge lines are its clipped edges too, point for point
+        lower, upper = [np.asarray(li.get_ydata(), dtype=float) for li in ax.get_lines()
+                        if li.get_gid() == f"band-edge:{sign}"]
+        mean = np.array([values(table, sign, lr).mean() for lr in LRS])
+        std = np.array([values(table, sign, lr).std(ddof=1) for lr in LRS])
+        np.testing.assert_allclose(lower, np.clip(mean - std, 0, 1), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(upper, np.clip(mean + std, 0, 1), rtol=0, atol=1e-12)
+    # one encoding of the spread: a band, and no error bar repeating it (caps are "_" lines)
+    assert not [li for li in ax.get_lines() if li.get_marker() == "_"]
     assert " ".join(ax.get_title().split()).endswith("bands clipped to [0, 1]")
 
 

@@ -37,8 +37,8 @@ def numpy_losses(steps: int = 6) -> tuple[list, float]:
 def drawn_figure(tmp_path, monkeypatch, *args):
     drawn = {}
 
-    def keep(title, runs, units=None):
-        drawn["fig"] = fig = train_figure(title, runs, units)
+    def keep(title, runs, units=None, text=None):
+        drawn["fig"] = fig = train_figure(title, runs, units, text)
         return fig
     monkeypatch.setattr(train_module, "train_figure", keep)
     (tmp_path / "div.yaml").write_text(DIVERGE)

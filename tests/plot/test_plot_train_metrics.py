@@ -103,8 +103,8 @@ def test_a_run_stopped_at_step_1_ends_at_step_1(tmp_path, monkeypatch):
                     "train: {optimizer: {name: sgd, lr: 0.4}, steps: 5}\n")
     drawn, figure = {}, module.train_figure
 
-    def keep(title, runs, units=None):
-        drawn["fig"] = fig = figure(title, runs, units)
+    def keep(title, runs, units=None, text=None):
+        drawn["fig"] = fig = figure(title, runs, units, text)
         return fig
     monkeypatch.setattr(module, "train_figure", keep)
     result = CliRunner().invoke(cli, ["plot", "train", str(spec), "--output", str(tmp_path / "t.png")])
