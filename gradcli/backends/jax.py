@@ -11,9 +11,11 @@ built.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..ops.kernels import check_labels, empty_identity
+from ..ops.kernels import check_labels, empty_identity, refusing_booleans
 from . import availability
 from .kit import NONFINITE, EdgeNote, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -177,6 +179,21 @@ def _ops(jax, jnp) -> dict:
             return fn(x, axis=axis, keepdims=keepdims)
         return run
 
+    def sum_(x, axis, keepdims):
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            return jnp.sum(x, axis=axis, keepdims=keepdims)
+        return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)  # jnp widens int32
+
+    def mean(x, axis, keepdims):
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            return jnp.mean(x, axis=axis, keepdims=keepdims)
+        # tf.reduce_mean's integer mean, as the core's kernel (ops/kernels.integer_mean);
+        # lax.div truncates an integer quotient toward zero
+        total = jnp.sum(x, axis=axis, keepdims=keepdims, dtype=jnp.int64)
+        count = x.size if axis is None else math.prod(x.shape[a] for a in axis)
+        quotient = jax.lax.div(total, jnp.asarray(count, total.dtype)) if count else total
+        return quotient.astype(x.dtype)
+
     def extreme(op):
         def run(x, axis, keepdims):
             # empty: TensorFlow's identity, where jnp.max has none and fails
@@ -215,6 +232,8 @@ def _ops(jax, jnp) -> dict:
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "abs": abs_, "div": div, "max": extreme("max"), "min": extreme("min"),
+        "sum": refusing_booleans("sum", reduction(sum_), lambda x: x.dtype == jnp.bool_),
+        "mean": refusing_booleans("mean", reduction(mean), lambda x: x.dtype == jnp.bool_),
         # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves
         "maximum": lambda x, y: jnp.where((x >= y) | jnp.isnan(x), x, y),
         "minimum": lambda x, y: jnp.where((x <= y) | jnp.isnan(x), x, y),

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..ops.kernels import refusing_booleans
 from . import availability
 from .kit import unavailable
 from .opmap import derive
@@ -210,6 +211,9 @@ def _ops(tf) -> dict:
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "div": div,
+        # tf.reduce_sum/reduce_mean refuse a boolean with a NodeDef dump: here in gradcli's words
+        "sum": refusing_booleans("sum", reduction(tf.reduce_sum), lambda x: x.dtype == tf.bool),
+        "mean": refusing_booleans("mean", reduction(tf.reduce_mean), lambda x: x.dtype == tf.bool),
         "concat": lambda *vs, axis: tf.concat(vs, axis=axis),
         "stack": lambda *vs, axis: tf.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: tf.one_hot(i, depth, dtype=dtype),

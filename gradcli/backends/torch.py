@@ -9,9 +9,11 @@ built.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..ops.kernels import check_labels, empty_identity
+from ..ops.kernels import check_labels, empty_identity, refusing_booleans
 from . import availability
 from .kit import NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -197,6 +199,20 @@ def _ops(torch, dtypes) -> dict:
             x = torch.prod(x, dim=a, keepdim=keepdims)
         return x
 
+    def sum_(x, axis, keepdims):
+        if x.is_floating_point():
+            return torch.sum(x, dim=axis, keepdim=keepdims)
+        return torch.sum(x, dim=axis, keepdim=keepdims, dtype=x.dtype)  # torch widens int32
+
+    def mean(x, axis, keepdims):
+        if x.is_floating_point():
+            return torch.mean(x, dim=axis, keepdim=keepdims)
+        # tf.reduce_mean's integer mean, as the core's kernel (ops/kernels.integer_mean)
+        total = torch.sum(x, dim=axis, keepdim=keepdims, dtype=torch.int64)
+        count = math.prod(x.shape[a] for a in axis)
+        quotient = torch.div(total, count, rounding_mode="trunc") if count else total
+        return quotient.to(x.dtype)
+
     def extreme(op):
         def run(x, axis, keepdims):
             if x.numel():
@@ -252,6 +268,8 @@ def _ops(torch, dtypes) -> dict:
                                                      stop=torch.Tensor.detach, full_like=torch.full_like),
         "cast": lambda x, dtype: x.to(dtypes[dtype]),
         "prod": reduction(prod),  # torch.prod takes one dim
+        "sum": refusing_booleans("sum", reduction(sum_), lambda x: x.dtype == torch.bool),
+        "mean": refusing_booleans("mean", reduction(mean), lambda x: x.dtype == torch.bool),
         "max": extreme("max"), "min": extreme("min"),
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),

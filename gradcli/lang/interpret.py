@@ -99,7 +99,7 @@ class Interpreter:
                 self._let(let, env)
             self.current = len(exp.lets)
             for out in exp.outputs:
-                env[out.name] = self._scoped((out.name,), out.expr, env)
+                env[out.name] = self._scoped((out.name,), out.expr, env, output=True)
         return env
 
     def _let(self, let, env) -> None:
@@ -113,11 +113,15 @@ class Interpreter:
         else:
             env[let.names[0]] = value
 
-    def _scoped(self, names, expr, env):
+    def _scoped(self, names, expr, env, output: bool = False):
         entries = [e for e in self.experiment.override_map
                    if e.scope is not None and set(e.scope) & set(names)]
         with self.builder.override_scope(entries) if entries else ExitStack():
             value = self.evaluate(expr, env)
+        if output and isinstance(value, (bool, int, float)):
+            # an output is what gets a value and gradients on every backend: a bare number
+            # (`y: 1.0`, or a let that holds one) is a constant tensor, connected to no input
+            value = self.builder.constant(value)
         return self.builder.bind(names, value, env)
 
     def evaluate(self, expr, env: Mapping) -> Any:

@@ -110,16 +110,62 @@ def reshape(v, shape):
     return v.reshape(shape) if isinstance(v, (np.ndarray, np.generic)) else np.reshape(v, shape)
 
 
+def reduce_sum(v, axis=None, keepdims=False):
+    """np.sum, but an integer sum keeps its dtype and wraps, as tf.reduce_sum (np.sum widens
+    int32 to int64), and a boolean has none, as in TensorFlow (table.boolean_reduction)."""
+    a = v if isinstance(v, np.ndarray) else np.asarray(v)
+    if a.dtype.kind in "biu":
+        refuse_boolean("sum", a.dtype.kind == "b")
+        return np.add.reduce(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
+    return np.sum(v, axis=axis, keepdims=keepdims)
+
+
 def mean(v, axis=None, keepdims=False):
     """np.mean, bit for bit: for float32/float64 arrays it is add.reduce then a division by the
-    count, done here without np.mean's Python-level dispatch (a loss's mean runs every step)."""
+    count, done here without np.mean's Python-level dispatch (a loss's mean runs every step).
+    An integer mean is tf.reduce_mean's (integer_mean); a boolean has none."""
     if type(v) is np.ndarray and v.dtype in _MEAN_FAST:
         count = v.size if axis is None else math.prod(v.shape[a] for a in axis)
         if count:
             return np.add.reduce(v, axis=axis, keepdims=keepdims) / count
+    if np.asarray(v).dtype.kind in "biu":
+        return integer_mean(v, axis, keepdims)
     if np.size(v) == 0:
         return _mean_of_nothing(v, axis, keepdims)
     return np.mean(v, axis=axis, keepdims=keepdims)
+
+
+def integer_mean(v, axis=None, keepdims=False):
+    """tf.reduce_mean of integers, in their dtype: the sum (int32's accumulated in int64, so it
+    cannot wrap; int64's wrapping) divided by the count as C++ divides integers, truncated
+    toward zero (-7 / 2 is -3, not -4 or -3.5), then cast back; over no element, 0 (the
+    sum's identity, where a float mean is NaN). Each framework backend computes the same."""
+    v = np.asarray(v)
+    refuse_boolean("mean", v.dtype.kind == "b")
+    total = np.add.reduce(v, axis=axis, keepdims=keepdims,
+                          dtype=np.uint64 if v.dtype.kind == "u" else np.int64)
+    count = v.size if axis is None else math.prod(v.shape[a] for a in axis)
+    if count == 0:
+        return total.astype(v.dtype)  # a sum of nothing: zeros
+    # floor division, then one up where it floored a negative quotient
+    return (total // count + ((total % count != 0) & (total < 0))).astype(v.dtype)
+
+
+def refuse_boolean(op_name: str, boolean: bool) -> None:
+    """sum and mean of a boolean fail alike on every backend (refusing_booleans)."""
+    if boolean:
+        from .table import boolean_reduction
+        raise TypeError("%s; %s" % boolean_reduction(op_name))
+
+
+def refusing_booleans(op_name: str, run, is_boolean):
+    """A framework's sum or mean, run(x, axis=..., keepdims=...), that refuses a boolean x
+    first: before the backend's shortcut for no axis (a copy) would let it through."""
+    def checked(x, axis=None, keepdims=False):
+        refuse_boolean(op_name, is_boolean(x))
+        return run(x, axis=axis, keepdims=keepdims)
+    checked.__name__ = op_name
+    return checked
 
 
 def _mean_of_nothing(v, axis, keepdims):

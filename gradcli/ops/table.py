@@ -109,9 +109,25 @@ op("dtype(x)", "the dtype of x, for cast(y, dtype(x))", native=False, result="dt
 
 # ----- reductions and shape -----
 # A backend adapts its reductions' axes once (None: all; (): a copy); the spellings get a tuple.
+# sum and mean of an integer or boolean tensor follow TensorFlow, where every framework differs
+# (numpy and jax widen or give a float, torch refuses): each backend writes them itself.
+op("sum(x, axis=None, keepdims=False)", "sum over axis (all by default); an integer sum keeps "
+   "its dtype and wraps, as tf.reduce_sum; a boolean has none (cast it first)", "K.reduce_sum",
+   family="reduction", torch=OWN, jax=OWN, tensorflow=OWN)
+op("mean(x, axis=None, keepdims=False)", "mean over axis; of integers, tf.reduce_mean's: the "
+   "sum divided by the count, truncated toward zero, in x's dtype (0 over none); a boolean "
+   "has none (cast it first)", "K.mean", family="reduction", torch=OWN, jax=OWN,
+   tensorflow=OWN)
+
+
+def boolean_reduction(op_name: str, argument: str = "x > 0", like: str = "dtype(x)") -> tuple:
+    """(why sum or mean of a boolean is refused, what to write instead), in the words of every
+    backend and of the loader (spec/booleans.py): TensorFlow has no boolean kernel for either."""
+    return (f"{op_name} of a boolean tensor is not defined, as TensorFlow's reduce_{op_name} "
+            "has no boolean kernel", f"cast it first: {op_name}(cast({argument}, {like}))")
+
+
 for _name, _kernel, _torch, _jax, _doc in [
-    ("sum", "np.sum", "sum", "jnp.sum", "sum over axis (all by default)"),
-    ("mean", "K.mean", "mean", "jnp.mean", "mean over axis"),
     ("max", "K.reduce_max", OWN, OWN, "max over axis; ties share the gradient equally, as TensorFlow"),
     ("min", "K.reduce_min", OWN, OWN, "min over axis; ties share the gradient equally, as TensorFlow"),
     ("prod", "np.prod", OWN, "jnp.prod", "product over axis"),

@@ -12,6 +12,7 @@ from pathlib import Path
 from gradcli.lang.ast import Call, walk
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import FLOAT_DTYPES, Arrays, literal
+from gradcli.spec.booleans import refuse_boolean_reductions
 from gradcli.spec.document import Map, YNode, to_plain
 from gradcli.spec.expect import build_expect
 from gradcli.spec.fields import (
@@ -106,12 +107,14 @@ def build_experiment(root: Map, path: str) -> Experiment:
     if "sweep" in root.items:  # checked here too, so `gradcli check` reports it
         from gradcli.spec.sweep import build_sweep
         build_sweep(optional(root, "sweep"))
-    return Experiment(name=name, description=description, path=path, backend=backend,
-                      dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs, wrt=wrt,
-                      register=register, override_map=override_map, functions=functions,
-                      stop_gradients=stop_gradients, grad_ys=Arrays(grad_ys),
-                      unconnected=unconnected,
-                      train=train, expect=expect, raw=to_plain(root), places=places, data=data)
+    experiment = Experiment(name=name, description=description, path=path, backend=backend,
+                            dtype=dtype, seed=seed, inputs=inputs, lets=lets, outputs=outputs,
+                            wrt=wrt, register=register, override_map=override_map,
+                            functions=functions, stop_gradients=stop_gradients,
+                            grad_ys=Arrays(grad_ys), unconnected=unconnected, train=train,
+                            expect=expect, raw=to_plain(root), places=places, data=data)
+    refuse_boolean_reductions(experiment)  # needs every name's dtype: after the whole spec
+    return experiment
 
 
 def _optional(root: Map, key: str, read, default):

@@ -49,7 +49,23 @@ def test_mean_of_nothing_is_tensorflows_nan_with_no_numpy_warning(dtype, shape, 
     assert np.asarray(got_grad).shape == want_grad.shape == shape
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, bool])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_an_integer_mean_of_nothing_is_tensorflows_zero_with_no_numpy_warning(dtype):
+    """An integer mean is tf.reduce_mean's, an integer: 0 over no element (np.mean: NaN)."""
+    for shape, axis in CASES:
+        x = np.zeros(shape, dtype)
+        for keepdims in (False, True):
+            want = tf.reduce_mean(tf.constant(x), axis=None if axis is None else list(axis),
+                                  keepdims=keepdims).numpy()
+            with warnings.catch_warnings(), np.errstate(all="raise"):
+                warnings.simplefilter("error")
+                got = np.asarray(K.mean(x, axis, keepdims))
+            assert got.dtype == want.dtype and got.shape == want.shape, (shape, axis)
+            assert np.array_equal(got, want), (shape, axis)
+
+
+# floats: an integer mean is TensorFlow's (above), a boolean has none
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 def test_the_kernel_keeps_np_means_bits_and_type_and_says_nothing(dtype):
     """Only the warning goes: the value is np.mean's (its NaN's bits, dtype and scalar type)."""
     for shape, axis in CASES:

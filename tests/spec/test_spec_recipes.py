@@ -43,7 +43,9 @@ def test_float32_refuses_exactly_what_numpy_rounds_to_infinity(value, load):
 def test_literal_values_are_numpy_conversions_of_the_numbers(literal, dtype, load):
     import yaml
 
-    got = load(spec(f"  x: {{value: {literal}, dtype: {dtype}, trainable: false}}\n")).inputs["x"]
+    # cast: a boolean has no sum (as in TensorFlow)
+    got = load(spec(f"  x: {{value: {literal}, dtype: {dtype}, trainable: false}}\n",
+                    "outputs:\n  y: sum(cast(x, float64))\n")).inputs["x"]
     assert got.dtype == dtype  # known before the array is made
     numbers = yaml.safe_load(literal.replace("1e-320", "1.0e-320"))  # PyYAML's own .nan (signed)
     want = np.array(numbers, dtype=np.float64 if dtype.startswith("float") else None).astype(dtype)
