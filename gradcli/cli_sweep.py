@@ -78,6 +78,7 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
     _, err = consoles()
     path = str(spec)
     text = read_file(spec)
+    _refuse_grid_sets(overrides)
     sets = tuple(overrides) + (() if backend is None else (f"backend={backend}",))
     base = load_spec_text(text, path=path, overrides=sets)  # exit 2 before any run
     param_axes = [parse_param(p) for p in params]
@@ -164,6 +165,17 @@ def _interrupted(out, place, docs, runs, the_grid, pool: bool, err, terminated: 
         sys.stderr.flush()
         os._exit(code)
     raise SystemExit(code)
+
+
+def _refuse_grid_sets(overrides) -> None:
+    """--set gives every run one value; the grid is read from the spec's sweep block, so a
+    --set of a sweep key would be taken and then change nothing."""
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if key == "sweep" or key.startswith("sweep."):
+            raise GradcliError(f"--set {item}: --set gives every run one value and the grid is "
+                               "the spec's sweep block; change the grid with --param KEY=V1,V2,... "
+                               "(e.g. --param seed=0,1,2) or --seeds N")
 
 
 def _sweep_node(text: str, path: str):

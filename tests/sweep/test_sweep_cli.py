@@ -173,6 +173,17 @@ def test_a_bad_first_run_is_exit_2_before_anything_runs(tmp_path):
     assert not (out / "runs").exists() or not list((out / "runs").iterdir())
 
 
+@pytest.mark.parametrize("item", ["sweep.seed=[0, 1]", "sweep={seed: [0]}"])
+def test_a_set_of_the_sweep_block_is_refused_not_ignored(tmp_path, item):
+    # --set gives every run one value; the grid was read from the spec's sweep block, so the
+    # 6-run grid ran in full while the user asked for 2 seeds
+    out = tmp_path / "out"
+    result = invoke(spec(tmp_path), "--set", item, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert f"--set {item}" in result.output and "--param KEY=V1,V2" in result.output
+    assert "Traceback" not in result.output and not out.exists()
+
+
 def test_a_foreign_dir_is_refused_and_left_alone(tmp_path):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
