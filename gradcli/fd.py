@@ -63,8 +63,9 @@ def central_differences(objective, base: np.ndarray, dtype, step: float) -> np.n
     flat_base, flat_grad = base.reshape(-1), grad.reshape(-1)
     for i in range(flat_base.size):
         h = step * max(abs(flat_base[i]), STEP_FLOOR)
-        up = float(np.asarray(flat_base[i] + h, dtype=dtype))
-        down = float(np.asarray(flat_base[i] - h, dtype=dtype))
+        with np.errstate(invalid="ignore", over="ignore"):  # an inf or NaN element: NaN probes
+            up = float(np.asarray(flat_base[i] + h, dtype=dtype))
+            down = float(np.asarray(flat_base[i] - h, dtype=dtype))
         flat_grad[i] = element_difference(objective, base, i, up, down, dtype) / (up - down)
     return grad
 

@@ -8,6 +8,8 @@ max(|x|, 0.001)); the true gradient from torch's autograd.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -193,3 +195,16 @@ def test_a_flat_element_in_float32_and_beside_an_infinite_one():
         with torch.no_grad():
             assert torch.isinf(torch.exp(t.to(getattr(torch, dtype))))[0]
         assert np.isnan(numeric[0]) and numeric[1] == 0.0
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_non_finite_input_element_warns_nothing_and_its_numeric_is_nan(value, dtype):
+    # its probes are NaN (inf - inf): numpy's RuntimeWarning reached the user's stderr (audit10)
+    xs = np.array([value, 2.0], dtype=dtype)
+    x = gc.variable(xs, name="x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (numeric,) = gc.numeric_gradients(x * 3.0, [x])
+    assert np.isnan(numeric[0])
+    np.testing.assert_allclose(numeric[1], 3.0, rtol=1e-3)  # d(3x)/dx by hand
