@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..ops.kernels import check_labels, empty_identity, refusing_booleans
+from ..ops.kernels import check_label_dtype, check_labels, empty_identity, refusing_booleans
 from . import availability
 from .kit import NONFINITE, EdgeNote, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -224,6 +224,7 @@ def _ops(jax, jnp) -> dict:
 
     def sparse_xent(labels, logits):
         # TensorFlow's CPU op refuses labels outside [0, classes); take_along_axis would clamp
+        check_label_dtype(labels.dtype, jnp.issubdtype(labels.dtype, jnp.integer))
         if labels.size and not isinstance(labels, jax.core.Tracer):
             check_labels(int(labels.min()), int(labels.max()), logits.shape[-1])
         picked = jnp.take_along_axis(nn.log_softmax(logits, axis=-1), labels[..., None], axis=-1)

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..ops.kernels import refusing_booleans
+from ..ops.kernels import check_label_dtype, refusing_booleans
 from . import availability
 from .kit import unavailable
 from .opmap import derive
@@ -208,9 +208,14 @@ def _ops(tf) -> dict:
         far = tf.abs(x) > 30
         return tf.math.erf(tf.where(far, tf.sign(x) * tf.constant(30.0, x.dtype), x))
 
+    def sparse_xent(labels, logits):
+        # tf.nn's op refuses float labels with a NodeDef dump: here in gradcli's words
+        check_label_dtype(labels.dtype.name, labels.dtype.is_integer)
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
-        "div": div,
+        "div": div, "sparse_softmax_cross_entropy_with_logits": sparse_xent,
         # tf.reduce_sum/reduce_mean refuse a boolean with a NodeDef dump: here in gradcli's words
         "sum": refusing_booleans("sum", reduction(tf.reduce_sum), lambda x: x.dtype == tf.bool),
         "mean": refusing_booleans("mean", reduction(tf.reduce_mean), lambda x: x.dtype == tf.bool),

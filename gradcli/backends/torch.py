@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..ops.kernels import check_labels, empty_identity, refusing_booleans
+from ..ops.kernels import check_label_dtype, check_labels, empty_identity, refusing_booleans
 from . import availability
 from .kit import NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -252,6 +252,9 @@ def _ops(torch, dtypes) -> dict:
     def sparse_xent(labels, logits):
         # TensorFlow's CPU op refuses labels outside [0, classes); torch.gather would too, but
         # in its own words (and F.cross_entropy silently ignores -100)
+        check_label_dtype(str(labels.dtype).removeprefix("torch."),
+                          not labels.dtype.is_floating_point and labels.dtype != torch.bool
+                          and not labels.dtype.is_complex)
         if labels.numel():
             check_labels(int(labels.min()), int(labels.max()), logits.shape[-1])
         picked = torch.gather(torch.log_softmax(logits, -1), -1, labels.long().unsqueeze(-1))

@@ -194,9 +194,10 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     Like TensorFlow's fused op, the core op has a second output, its gradient wrt logits
     (softmax - one_hot), made by the same kernel; the rule scales it by dy."""
     logits, labels = convert(logits), convert(labels)
-    if labels.dtype.kind not in "iu":
-        raise GraphError("sparse_softmax_cross_entropy_with_logits() needs integer labels, got "
-                         f"{labels.dtype} (cast(labels, int64))")
+    try:
+        _kernels.check_label_dtype(labels.dtype, labels.dtype.kind in "iu")
+    except TypeError as exc:
+        raise GraphError(str(exc)) from None
     if logits.dtype.kind != "f":
         raise GraphError(f"sparse_softmax_cross_entropy_with_logits() needs float logits, got "
                          f"{logits.dtype}")

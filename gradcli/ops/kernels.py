@@ -254,6 +254,14 @@ def silu(x):
 
 
 # ----- fused softmax cross-entropy (tf.nn.sparse_softmax_cross_entropy_with_logits) -----
+def check_label_dtype(dtype, is_integer: bool) -> None:
+    """TensorFlow's op takes integer labels only (a float label would be truncated by a
+    gather, as torch's did); every backend refuses one in these words."""
+    if not is_integer:
+        raise TypeError("sparse_softmax_cross_entropy_with_logits() needs integer labels, got "
+                        f"{dtype} (cast(labels, int64))")
+
+
 def check_labels(lo: int, hi: int, depth: int) -> None:
     """TensorFlow's CPU kernel refuses a label outside [0, depth) (its GPU kernel gives NaN)."""
     if lo < 0 or hi >= depth:

@@ -146,7 +146,7 @@ op("sparse_softmax_cross_entropy_with_logits(labels, logits)",
    "-log(softmax(logits)[labels]) per row over the last axis in one kernel, as tf.nn's: int "
    "labels in [0, classes) (others fail), no gradient into them; gradient softmax - one_hot",
    "K.sparse_softmax_cross_entropy_with_logits", gradient=(False, True), torch=OWN, jax=OWN,
-   tensorflow="tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)")
+   tensorflow=OWN)
 op("transpose(x, axes=None)", "permute axes (reverse them by default)", "np.transpose",
    torch="torch.permute(x, axes)", tensorflow="tf.transpose(x, perm=axes)")
 op("reshape(x, shape)", "same elements, new shape (-1 infers one dimension)", "K.reshape",
