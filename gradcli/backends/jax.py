@@ -194,6 +194,9 @@ def _ops(jax, jnp) -> dict:
         quotient = jax.lax.div(total, jnp.asarray(count, total.dtype)) if count else total
         return quotient.astype(x.dtype)
 
+    def is_boolean(x):
+        return x.dtype == jnp.bool_
+
     def extreme(op):
         def run(x, axis, keepdims):
             # empty: TensorFlow's identity, where jnp.max has none and fails
@@ -232,9 +235,12 @@ def _ops(jax, jnp) -> dict:
 
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
-        "abs": abs_, "div": div, "max": extreme("max"), "min": extreme("min"),
-        "sum": refusing_booleans("sum", reduction(sum_), lambda x: x.dtype == jnp.bool_),
-        "mean": refusing_booleans("mean", reduction(mean), lambda x: x.dtype == jnp.bool_),
+        "abs": abs_, "div": div,
+        "max": refusing_booleans("max", extreme("max"), is_boolean),
+        "min": refusing_booleans("min", extreme("min"), is_boolean),
+        "prod": refusing_booleans("prod", reduction(jnp.prod), is_boolean),
+        "sum": refusing_booleans("sum", reduction(sum_), is_boolean),
+        "mean": refusing_booleans("mean", reduction(mean), is_boolean),
         # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves
         "maximum": lambda x, y: jnp.where((x >= y) | jnp.isnan(x), x, y),
         "minimum": lambda x, y: jnp.where((x <= y) | jnp.isnan(x), x, y),

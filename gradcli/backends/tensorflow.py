@@ -216,9 +216,11 @@ def _ops(tf) -> dict:
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "div": div, "sparse_softmax_cross_entropy_with_logits": sparse_xent,
-        # tf.reduce_sum/reduce_mean refuse a boolean with a NodeDef dump: here in gradcli's words
-        "sum": refusing_booleans("sum", reduction(tf.reduce_sum), lambda x: x.dtype == tf.bool),
-        "mean": refusing_booleans("mean", reduction(tf.reduce_mean), lambda x: x.dtype == tf.bool),
+        # tf.reduce_sum, _mean, _max, _min and _prod refuse a boolean with a NodeDef dump: here
+        # in gradcli's words
+        **{name: refusing_booleans(name, reduction(getattr(tf, f"reduce_{name}")),
+                                   lambda x: x.dtype == tf.bool)
+           for name in ("sum", "mean", "max", "min", "prod")},
         "concat": lambda *vs, axis: tf.concat(vs, axis=axis),
         "stack": lambda *vs, axis: tf.stack(vs, axis=axis),
         "one_hot": lambda i, depth, dtype: tf.one_hot(i, depth, dtype=dtype),

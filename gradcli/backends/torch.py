@@ -213,6 +213,9 @@ def _ops(torch, dtypes) -> dict:
         quotient = torch.div(total, count, rounding_mode="trunc") if count else total
         return quotient.to(x.dtype)
 
+    def is_boolean(x):
+        return x.dtype == torch.bool
+
     def extreme(op):
         def run(x, axis, keepdims):
             if x.numel():
@@ -270,10 +273,11 @@ def _ops(torch, dtypes) -> dict:
         "clip": lambda x, lo, hi: clip_as_tensorflow(x, lo, hi, where=torch.where, isnan=torch.isnan,
                                                      stop=torch.Tensor.detach, full_like=torch.full_like),
         "cast": lambda x, dtype: x.to(dtypes[dtype]),
-        "prod": reduction(prod),  # torch.prod takes one dim
-        "sum": refusing_booleans("sum", reduction(sum_), lambda x: x.dtype == torch.bool),
-        "mean": refusing_booleans("mean", reduction(mean), lambda x: x.dtype == torch.bool),
-        "max": extreme("max"), "min": extreme("min"),
+        "prod": refusing_booleans("prod", reduction(prod), is_boolean),  # torch.prod: one dim
+        "sum": refusing_booleans("sum", reduction(sum_), is_boolean),
+        "mean": refusing_booleans("mean", reduction(mean), is_boolean),
+        "max": refusing_booleans("max", extreme("max"), is_boolean),
+        "min": refusing_booleans("min", extreme("min"), is_boolean),
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
         # tf.one_hot's zero row for an index outside [0, depth), where F.one_hot fails

@@ -58,17 +58,32 @@ erfc = _elementwise(math.erfc)
 
 
 def reduce_max(v, axis=None, keepdims=False):
-    """np.max, and over an empty axis tf.reduce_max's identity (empty_identity)."""
+    """np.max, and over an empty axis tf.reduce_max's identity (empty_identity); a boolean
+    has none, as in TensorFlow."""
+    refuse_boolean("max", _is_boolean(v))
     if np.size(v):
         return np.max(v, axis=axis, keepdims=keepdims)
     return np.max(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "max"))
 
 
 def reduce_min(v, axis=None, keepdims=False):
-    """np.min, and over an empty axis tf.reduce_min's identity (empty_identity)."""
+    """np.min, and over an empty axis tf.reduce_min's identity (empty_identity); a boolean
+    has none, as in TensorFlow."""
+    refuse_boolean("min", _is_boolean(v))
     if np.size(v):
         return np.min(v, axis=axis, keepdims=keepdims)
     return np.min(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "min"))
+
+
+def reduce_prod(v, axis=None, keepdims=False):
+    """np.prod; a boolean has none, as in TensorFlow."""
+    refuse_boolean("prod", _is_boolean(v))
+    return np.prod(v, axis=axis, keepdims=keepdims)
+
+
+def _is_boolean(v) -> bool:
+    dtype = getattr(v, "dtype", None)
+    return dtype is not None and dtype.kind == "b"
 
 
 def empty_identity(dtype, op: str):
@@ -152,14 +167,15 @@ def integer_mean(v, axis=None, keepdims=False):
 
 
 def refuse_boolean(op_name: str, boolean: bool) -> None:
-    """sum and mean of a boolean fail alike on every backend (refusing_booleans)."""
+    """sum, mean, max, min and prod of a boolean fail alike on every backend
+    (refusing_booleans)."""
     if boolean:
         from .table import boolean_reduction
         raise TypeError("%s; %s" % boolean_reduction(op_name))
 
 
 def refusing_booleans(op_name: str, run, is_boolean):
-    """A framework's sum or mean, run(x, axis=..., keepdims=...), that refuses a boolean x
+    """A framework's reduction, run(x, axis=..., keepdims=...), that refuses a boolean x
     first: before the backend's shortcut for no axis (a copy) would let it through."""
     def checked(x, axis=None, keepdims=False):
         refuse_boolean(op_name, is_boolean(x))

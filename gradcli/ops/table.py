@@ -121,22 +121,27 @@ op("mean(x, axis=None, keepdims=False)", "mean over axis; of integers, tf.reduce
 
 
 def boolean_reduction(op_name: str, argument: str = "x > 0", like: str = "dtype(x)") -> tuple:
-    """(why sum or mean of a boolean is refused, what to write instead), in the words of every
-    backend and of the loader (spec/booleans.py): TensorFlow has no boolean kernel for either."""
+    """(why a sum, mean, max, min or prod of a boolean is refused, what to write instead), in
+    the words of every backend and of the loader (spec/booleans.py): TensorFlow has no boolean
+    kernel for any of them."""
     return (f"{op_name} of a boolean tensor is not defined, as TensorFlow's reduce_{op_name} "
             "has no boolean kernel", f"cast it first: {op_name}(cast({argument}, {like}))")
 
 
-for _name, _kernel, _torch, _jax, _doc in [
-    ("max", "K.reduce_max", OWN, OWN, "max over axis; ties share the gradient equally, as TensorFlow"),
-    ("min", "K.reduce_min", OWN, OWN, "min over axis; ties share the gradient equally, as TensorFlow"),
-    ("prod", "np.prod", OWN, "jnp.prod", "product over axis"),
-    ("logsumexp", "K.logsumexp", "logsumexp", "jsp.logsumexp",
+# max, min and prod of a boolean are refused as sum and mean are (TensorFlow has no boolean
+# kernel for them either): each backend writes them itself to say so in these words
+for _name, _kernel, _torch, _jax, _tf, _doc in [
+    ("max", "K.reduce_max", OWN, OWN, OWN, "max over axis; ties share the gradient equally, as "
+     "TensorFlow; a boolean has none (cast it first)"),
+    ("min", "K.reduce_min", OWN, OWN, OWN, "min over axis; ties share the gradient equally, as "
+     "TensorFlow; a boolean has none (cast it first)"),
+    ("prod", "K.reduce_prod", OWN, OWN, OWN, "product over axis; a boolean has none (cast it first)"),
+    ("logsumexp", "K.logsumexp", "logsumexp", "jsp.logsumexp", "tf.reduce_logsumexp",
      "log(sum(exp(x))) over axis, computed stably"),
 ]:
     op(f"{_name}(x, axis=None, keepdims=False)", _doc, _kernel, family="reduction",
        torch=_torch and f"torch.{_torch}(x, dim=axis, keepdim=keepdims)", jax=_jax,
-       tensorflow=f"tf.reduce_{_name}")
+       tensorflow=_tf)
 op("softmax(x, axis=-1)", "softmax along axis", "K.softmax", family="unary",
    torch="torch.softmax(x, dim=axis)", jax="nn.softmax", tensorflow="tf.nn.softmax")
 op("log_softmax(x, axis=-1)", "log of softmax along axis, computed stably", "K.log_softmax",

@@ -1,9 +1,10 @@
-"""Refuse, as the spec loads, a sum or mean of a tensor that is boolean by construction.
+"""Refuse, as the spec loads, a sum, mean, max, min or prod of a tensor that is boolean by
+construction.
 
-TensorFlow has no boolean kernel for reduce_sum or reduce_mean (numpy and jax would count,
-torch fail in its own words), so no backend of gradcli has one either (ops/kernels.
-refuse_boolean). Where the expression itself shows the boolean (a comparison, a logical
-op, cast(..., bool), a boolean input or a let holding one, an index or reshape of those),
+TensorFlow has no boolean kernel for reduce_sum, _mean, _max, _min or _prod (numpy and jax
+would count, torch fail or answer in its own words), so no backend of gradcli has one either
+(ops/kernels.refuse_boolean). Where the expression itself shows the boolean (a comparison,
+a logical op, cast(..., bool), a boolean input or a let holding one, an index or reshape of those),
 `check` and `run` refuse it here with its place, before any backend is chosen; where only
 the built tensor shows it (a function's argument, say), every backend refuses it alike.
 
@@ -20,14 +21,15 @@ from gradcli.spec.arrays import FLOAT_DTYPES
 from gradcli.spec.lint_discrete import BOOLEAN_OPS
 from gradcli.spec.model import Experiment, Expr, Location
 
-REFUSED = ("sum", "mean")
+REFUSED = ("sum", "mean", "max", "min", "prod")
 # ops whose value has the dtype of their first tensor argument
 _SAME_DTYPE = frozenset({"getitem", "reshape", "transpose", "identity", "stop_gradient",
                          "zeros_like", "ones_like"})
 
 
 def refuse_boolean_reductions(exp: Experiment) -> None:
-    """Raise a SpecError at the first sum or mean whose argument is boolean by construction."""
+    """Raise a SpecError at the first reduction in REFUSED whose argument is boolean by
+    construction."""
     floats = [n for n, spec in exp.inputs.items() if spec.dtype in FLOAT_DTYPES]
     like = f"dtype({floats[0]})" if floats else exp.dtype  # what the hint casts to
     known = {n for n, spec in exp.inputs.items() if spec.dtype == "bool"}

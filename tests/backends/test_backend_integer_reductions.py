@@ -129,3 +129,20 @@ def test_a_boolean_only_the_run_sees_is_refused_alike_on_every_backend(backend):
     message = str(caught.value)
     assert "sum of a boolean tensor is not defined, as TensorFlow's reduce_sum" in message
     assert "cast it first" in message and "NodeDef" not in message
+
+
+@pytest.mark.parametrize("op", ["max", "min", "prod"])
+def test_a_boolean_max_min_or_prod_is_refused_like_a_sum(tmp_path, backend, op):
+    # numpy, torch and jax answered True / False / 0, tensorflow failed with a NodeDef dump
+    with pytest.raises(tf.errors.InvalidArgumentError):  # TensorFlow has no kernel for it
+        getattr(tf, f"reduce_{op}")(tf.constant([True, False]))
+    with pytest.raises(SpecError) as caught:  # where the expression shows it: as it loads
+        load(f"inputs:\n  x: [1.0, -2.0, 3.0]\noutputs:\n  y: {op}(x > 0)\n")
+    assert str(caught.value).startswith("spec.yaml:4:6: ")
+    assert f"{op}(cast(x > 0, dtype(x)))" in str(caught.value)
+    spec = load(FUNCTION.replace("forward: sum(v)", f"forward: {op}(v)"))
+    with pytest.raises(SpecError) as caught:  # where only the run sees it: every backend alike
+        runner.run(spec, backend=backend)
+    message = str(caught.value)
+    assert f"{op} of a boolean tensor is not defined, as TensorFlow's reduce_{op}" in message
+    assert "cast it first" in message and "NodeDef" not in message
