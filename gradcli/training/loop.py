@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..backends.program import TrainRecord, birth, nonfinite_kind, small
+from ..backends.program import Nonfinite, TrainRecord, birth, nonfinite_kind, small
 from ..errors import GradcliError
 from ..lang.interpret import spec_error
 from ..lang.places import Place
@@ -119,7 +119,7 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
             if keep:  # the stopping step's gradients too: they say what the update would be
                 record.gradients.append(trainee.gradient_values(grads))
             if not math.isfinite(loss) and on_nonfinite != "continue":
-                found = trainee.nonfinite(step, loss, None)
+                found = checks.loss_birth(trainee.nonfinite(step, loss, None))
                 if on_nonfinite == "error":
                     raise NonfiniteLoss(_stop_text(experiment, step, loss, found))
                 record.nonfinite = record.nonfinite or found
@@ -129,7 +129,7 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
                 before = snapshot() if record.nonfinite is None else None
                 apply(grads, rate_at(step))
             if record.nonfinite is None:
-                record.nonfinite = nonfinite(step, loss, before)
+                record.nonfinite = checks.updated(nonfinite(step, loss, before))
             if constraints:
                 values = checks.constraints(evaluate("constraints"))
                 if record.nonfinite is None:  # located before the values replace the variables
@@ -183,6 +183,7 @@ class _Checks:
     def __init__(self, experiment, trainee: Trainee) -> None:
         self.experiment, self.spec, self.trainee = experiment, experiment.train, trainee
         self.shapes = None
+        self.moved: dict = {}  # trained variable -> the birth that made it non-finite
 
     def constraints(self, values: dict) -> dict:
         if self.shapes is None:
@@ -217,8 +218,28 @@ class _Checks:
                     expr = getattr(self.spec, kind)[name]
                     found = birth(self.experiment, "train", label, kind_of, kind_of, None,
                                   Place(expr, expr.node), step=step)
+                if kind == "constraints":
+                    self.moved[name] = found
                 return found
         return None
+
+    def updated(self, found):
+        """An update's birth (or None), as the birth of the variables it made non-finite."""
+        if found is not None:
+            for name, value in self.trainee.read().items():
+                if nonfinite_kind(value):
+                    self.moved.setdefault(name, found)
+        return found
+
+    def loss_birth(self, found):
+        """A non-finite loss traced to a trained variable (op input) that training made
+        non-finite was born where training did (spec-v2: the first op in evaluation order),
+        not at the variable's declaration: the loss's record with that birth's place and step."""
+        if found is None or found.op != "input" or found.expr not in self.moved:
+            return found
+        born = self.moved[found.expr]
+        return Nonfinite("train", born.op, born.expr, born.location, found.tensor, found.value,
+                         born.born, born.step)
 
 
 def _stop_text(experiment, step: int, loss: float, found) -> str:

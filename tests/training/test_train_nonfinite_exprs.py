@@ -14,6 +14,7 @@ from spec_v2 import split
 from gradcli import runner
 from gradcli.cli import cli
 from gradcli.spec import load_spec_text
+from gradcli.training import NonfiniteLoss
 
 W0 = [0.5, -1.5, 2.0]
 METRIC = f"""
@@ -174,7 +175,35 @@ def test_a_nan_made_by_a_constraint_is_born_in_it_not_at_the_input(backend):
     assert result.expect.failures[0] == (
         f"finite: train constraints.v is NaN at step 0, born as NaN at log(v - 10.0) "
         f"({place(CONSTRAINT, 'log(v - 10.0)')})")
-    assert result.train.stopped["step"] == 1  # its NaN reached the loss of the next step
+    stopped = result.train.stopped  # its NaN reached the loss of the next step
+    assert stopped["step"] == 1
+    born = stopped["nonfinite"]  # the loss's NaN, born in the constraint, not at v's declaration
+    assert (born.tensor, born.op, born.expr, born.step) == ("loss", "log", "log(v - 10.0)", 0)
+    assert born.location == first.location
+
+
+def test_a_loss_made_nan_by_an_update_is_born_where_the_update_was(backend):
+    """sqrt(w) at w = 0: the gradient 0.5 / sqrt(0) is inf, the update makes w -inf, and the
+    next loss is NaN: born in the gradient of sqrt(w) at step 0 (on_nonfinite: error says so)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = 0.5 / np.sqrt(np.array([0.0, 1.0]))
+        assert np.isinf(grad[0]) and np.isnan(np.sqrt(np.array([0.0, 1.0]) - 0.01 * grad)[0])
+    text = """
+inputs:
+  w: [0.0, 1.0]
+outputs:
+  loss: sum(sqrt(w))
+train:
+  optimizer: {name: sgd, lr: 0.01}
+  steps: 3
+"""
+    train = run(text, backend).train
+    assert train.nonfinite.step == 0 and train.nonfinite.expr == "sqrt(w)"
+    born = train.stopped["nonfinite"]
+    assert (born.tensor, born.expr, born.step, born.value) == ("loss", "sqrt(w)", 0, "nan")
+    assert born.location == place(text, "sqrt(w)") and born.op == train.nonfinite.op
+    with pytest.raises(NonfiniteLoss, match=r"at step 1; born as inf at sqrt\(w\)"):
+        run(text.replace("steps: 3", "steps: 3\n  on_nonfinite: error"), backend)
 
 
 # ----- what the command says -----
