@@ -210,7 +210,7 @@ class _Checks:
         with its tensor named by the JSON's path: metrics.<name>.<part>, constraints.<name>.
         Where the backend finds no op (a literal NaN), the expression itself is the birth."""
         for name, value in values.items():
-            kind_of = nonfinite_kind(value)
+            kind_of = None if _finite(value) else nonfinite_kind(value)
             if kind_of is not None:
                 label = f"{kind}.{name}" + (f".{part}" if part else "")
                 found = self.trainee.locate(kind, name, label, step)
@@ -240,6 +240,20 @@ class _Checks:
         born = self.moved[found.expr]
         return Nonfinite("train", born.op, born.expr, born.location, found.tensor, found.value,
                          born.born, born.step)
+
+
+def _finite(value) -> bool:
+    """Whether every element is finite, cheaply (constraints are checked every step): a NaN or
+    inf element makes the sum non-finite; a sum that is not finite is checked element by
+    element (it may have only overflowed)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    array = np.asarray(value)
+    if array.dtype.kind not in "fc":
+        return True
+    with np.errstate(over="ignore"):
+        total = np.add.reduce(array, axis=None)
+    return bool(np.isfinite(total)) or nonfinite_kind(array) is None
 
 
 def _stop_text(experiment, step: int, loss: float, found) -> str:

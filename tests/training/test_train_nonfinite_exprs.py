@@ -79,30 +79,24 @@ def test_a_nan_metric_fails_finite_and_is_born_in_its_expression(backend):
 
 
 def test_the_step_is_the_evaluation_at_which_a_metric_turns_nan(backend):
-    """sgd on (w - 3)^2 from 0 with lr 0.1: w_t = 3 - 3 * 0.8^t (in float64 with the float32
-    rate); log(1 - w) is NaN once w > 1, first at the evaluation after 2 steps."""
+    """sgd on (w - 2)^2 from 0 with lr 0.25: w_t = 1 + w_(t-1) / 2 (0, 1, 1.5, ...);
+    log(1.2 - w) is NaN once w > 1.2, first at the evaluation after 2 steps."""
     text = """
-inputs:
-  w: 0.0
-outputs:
-  loss: square(w - 3)
-train:
-  optimizer: {name: sgd, lr: 0.1}
-  steps: 4
-  metrics: {gap: log(1.0 - w)}
+inputs: {w: 0.0}
+outputs: {loss: square(w - 2)}
+train: {optimizer: {name: sgd, lr: 0.25}, steps: 4, metrics: {gap: log(1.2 - w)}}
 """
-    lr, w, ws = float(np.float32(0.1)), 0.0, [0.0]
+    ws = [0.0]
     for _ in range(4):
-        w = w - 2 * (w - 3) * lr
-        ws.append(w)
+        ws.append(ws[-1] - 2 * (ws[-1] - 2) * 0.25)
     with np.errstate(invalid="ignore"):
-        oracle = np.log(1.0 - np.array(ws))
+        oracle = np.log(1.2 - np.array(ws))
     first = int(np.flatnonzero(np.isnan(oracle))[0])
     assert first == 2
     train = run(text + "expect: {finite: true}\n", backend).train
     np.testing.assert_allclose(train.metrics["gap"]["train"], oracle, rtol=1e-12)
     born = train.nonfinite
-    assert (born.op, born.expr, born.step, born.tensor) == ("log", "log(1.0 - w)", first,
+    assert (born.op, born.expr, born.step, born.tensor) == ("log", "log(1.2 - w)", first,
                                                             "metrics.gap.train")
     # without `finite`, the record is there and the run passes as before
     assert run(text, backend).exit_code == 0
