@@ -217,3 +217,14 @@ def test_cli_text_and_json(tmp_path):
                                  "tensor": "metrics.bad.train", "step": 0, "value": "NaN",
                                  "born": "NaN"}]
     assert doc["expect"]["passed"] is False
+
+
+def test_the_verdict_does_not_depend_on_finding_the_op(monkeypatch):
+    """Where a backend's walk finds no op, the metric's expression itself is the birth, and
+    `finite` still fails."""
+    from gradcli.backends.numpy_train import NumpyTrainee
+    monkeypatch.setattr(NumpyTrainee, "locate", lambda self, kind, name, label, step: None)
+    result = run(METRIC, "numpy")
+    born = only_birth(result)
+    assert (born.op, born.expr, born.step) == (None, "mean(log(w - 10.0))", 0)
+    assert born.location == place(METRIC, "mean(log(w - 10.0))")
