@@ -114,23 +114,18 @@ def checked_vjp(builder, name: str, raw, inputs: list, attrs: dict):
     return kit.custom(list(inputs), forward, backward)
 
 
-def locate(program, phase: str, tensors: list, leaves: dict, step=None) -> list:
-    """Records for non-finite values (phase "forward"; names) or gradients ((output, input)
-    pairs), from one checked build per output."""
+def locate(program, phase: str, tensors, leaves: dict, step=None) -> list:
+    """Records for non-finite values (phase "forward" or "train"; names, or {label: Expr} of
+    extra expressions) or gradients ((output, input) pairs), from one checked build per
+    output."""
     exp, kit = program.experiment, program.kit
+    if isinstance(tensors, dict):
+        log = _leaf_log(kit, leaves)
+        return _births(program, phase, log, program.evaluate_exprs(tensors, leaves, log=log), step)
     if phase in ("forward", "train") and all(isinstance(t, str) for t in tensors):
-        log = BirthLog(kit)
-        for name, t in leaves.items():
-            log.leaf(name, t)
+        log = _leaf_log(kit, leaves)
         env, _, _ = program.run("overridden", leaves, log=log)
-        found = []
-        for name in tensors:
-            hit = log.birth_of(env[name])
-            if hit is not None:
-                value = nonfinite_kind(np.asarray(kit.numpy(env[name])))
-                op, place, leaf, born = hit
-                found.append(birth(exp, phase, name, value, born, op, place, leaf, step))
-        return found
+        return _births(program, phase, log, {name: env[name] for name in tensors}, step)
     found = []
     kind = "overridden" if phase == "train" else phase
     for out in dict.fromkeys(o for o, _ in tensors):
@@ -145,4 +140,24 @@ def locate(program, phase: str, tensors: list, leaves: dict, step=None) -> list:
             if value is not None:
                 found.append(birth(exp, phase, f"d{out}/d{name}", value, born or value, op, place,
                                    leaf, step))
+    return found
+
+
+def _leaf_log(kit, leaves: dict) -> BirthLog:
+    """A BirthLog that knows which leaves are non-finite already (each its own birth)."""
+    log = BirthLog(kit)
+    for name, t in leaves.items():
+        log.leaf(name, t)
+    return log
+
+
+def _births(program, phase: str, log: BirthLog, values: dict, step) -> list:
+    """A record for each of {label: value} whose non-finite value the log saw born."""
+    exp, kit, found = program.experiment, program.kit, []
+    for label, t in values.items():
+        hit = log.birth_of(t)
+        if hit is not None:
+            value = nonfinite_kind(np.asarray(kit.numpy(t)))
+            op, place, leaf, born = hit
+            found.append(birth(exp, phase, label, value, born, op, place, leaf, step))
     return found

@@ -326,8 +326,10 @@ class EagerProgram(Program):
         return {**self.leaves, **{name: self.kit.constant(np.asarray(value, self._base[name].dtype))
                                   for name, value in feed.items()}}
 
-    def locate_nonfinite(self, phase: str, tensors: list, leaves: dict | None = None,
+    def locate_nonfinite(self, phase: str, tensors, leaves: dict | None = None,
                          step: int | None = None) -> list:
+        """As Program.locate_nonfinite, at these leaves (default the spec's own); tensors may
+        also be {label: Expr} of extra expressions (a training metric or constraint)."""
         from .eager_nonfinite import locate
         return locate(self, phase, tensors, leaves or self.leaves, step)
 
@@ -335,10 +337,10 @@ class EagerProgram(Program):
         from .eager_train import EagerTrainee
         return EagerTrainee(self)
 
-    def evaluate_exprs(self, exprs: dict, leaves: dict) -> dict:
+    def evaluate_exprs(self, exprs: dict, leaves: dict, log=None) -> dict:
         """{name: value} of extra expressions (metrics, constraints) over one build of the spec
-        from these leaves."""
-        builder = EagerBuilder(self, "true")
+        from these leaves (log: a BirthLog that checks every op, see eager_nonfinite)."""
+        builder = EagerBuilder(self, "true", log=log)
         interpreter = Interpreter(self.experiment, builder)
         builder.interpreter = interpreter
         env = interpreter.build(dict(leaves))

@@ -74,6 +74,11 @@ class EagerTrainee:
         return _first_nonfinite(self.program, step, loss, before or self.params, self.params,
                                 live, self.leaves)
 
+    def locate(self, kind: str, name: str, label: str, step: int):
+        found = self.program.locate_nonfinite("train", {label: getattr(self.spec, kind)[name]},
+                                              self._all(), step)
+        return found[0] if found else None
+
     def read(self) -> dict:
         return {n: _numpy(self.kit, self.params[n]) for n in self.names}
 

@@ -349,6 +349,12 @@ class NumpyTrainee:
         finally:
             self.assign(after)
 
+    def locate(self, kind: str, name: str, label: str, step: int):
+        """A metric's or constraint's non-finite value, walked in the current graph."""
+        from .numpy import _first, _locate
+        return _first(_locate(self.experiment, "train", [label], [self._nodes(kind)[name]],
+                              step))
+
     def _all_finite(self, done=(), flat=None) -> bool:
         """Whether every variable is finite, by one reduction each (`done` ones: one for all,
         on their `flat` new values): a NaN or inf element makes its sum non-finite. A sum

@@ -99,7 +99,7 @@ class TrainRecord:
     gradients: list
     final: dict = Factory(dict)
     final_loss: float | None = None
-    nonfinite: Nonfinite | None = None  # the first step whose loss or update was not finite
+    nonfinite: Nonfinite | None = None  # the first non-finite loss, update, constraint or metric
     steps: int = 0                      # optimizer steps done
     epochs: int | None = None           # epochs begun (with data), else None
     eval_steps: list = Factory(list)    # the step count at each metric evaluation

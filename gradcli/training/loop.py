@@ -18,9 +18,10 @@ from typing import Protocol
 
 import numpy as np
 
-from ..backends.program import TrainRecord, small
+from ..backends.program import Nonfinite, TrainRecord, birth, nonfinite_kind, small
 from ..errors import GradcliError
 from ..lang.interpret import spec_error
+from ..lang.places import Place
 from ..spelling import KIND_TEXT, number_text
 from .feed import Feed
 from .schedule import learning_rate
@@ -66,6 +67,11 @@ class Trainee(Protocol):
 
     def evaluate(self, kind: str) -> dict:
         """{name: numpy value} of the spec's "metrics" or "constraints" at the current feed."""
+
+    def locate(self, kind: str, name: str, label: str, step: int):
+        """A Nonfinite (pass "train", tensor `label`) for where the non-finite value of the
+        spec's metric or constraint `name` was born, at the current feed and values; None
+        when it finds none."""
 
     def done(self) -> None:
         """Training is over: the data names hold the spec's own values (the first batch) again,
@@ -113,7 +119,7 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
             if keep:  # the stopping step's gradients too: they say what the update would be
                 record.gradients.append(trainee.gradient_values(grads))
             if not math.isfinite(loss) and on_nonfinite != "continue":
-                found = trainee.nonfinite(step, loss, None)
+                found = checks.loss_birth(trainee.nonfinite(step, loss, None))
                 if on_nonfinite == "error":
                     raise NonfiniteLoss(_stop_text(experiment, step, loss, found))
                 record.nonfinite = record.nonfinite or found
@@ -123,9 +129,12 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
                 before = snapshot() if record.nonfinite is None else None
                 apply(grads, rate_at(step))
             if record.nonfinite is None:
-                record.nonfinite = nonfinite(step, loss, before)
+                record.nonfinite = checks.updated(nonfinite(step, loss, before))
             if constraints:
-                assign(checks.constraints(evaluate("constraints")))
+                values = checks.constraints(evaluate("constraints"))
+                if record.nonfinite is None:  # located before the values replace the variables
+                    record.nonfinite = checks.nonfinite("constraints", values, None, step)
+                assign(values)
             if keep:
                 for n, value in trainee.read().items():
                     record.params[n].append(value)
@@ -158,18 +167,23 @@ def _evaluate(trainee: Trainee, feed: Feed, record: TrainRecord, done: int, chec
     record.eval_steps.append(done)
     for part in feed.part_names():
         trainee.feed(feed.part(part))
-        for name, value in checks.metrics(trainee.evaluate("metrics")).items():
+        values = checks.metrics(trainee.evaluate("metrics"))
+        for name, value in values.items():
             record.metrics.setdefault(name, {}).setdefault(part, []).append(value)
+        if record.nonfinite is None:  # located while this part is fed
+            record.nonfinite = checks.nonfinite("metrics", values, part, done)
     return done
 
 
 class _Checks:
     """What the spec promised of its expressions, checked on their first values: a constraint
-    has its variable's shape, a metric is one number."""
+    has its variable's shape, a metric is one number; and where a value of one was first
+    non-finite (spec-v2: `expect: {finite: true}` fails when anything is)."""
 
     def __init__(self, experiment, trainee: Trainee) -> None:
-        self.spec, self.trainee = experiment.train, trainee
+        self.experiment, self.spec, self.trainee = experiment, experiment.train, trainee
         self.shapes = None
+        self.moved: dict = {}  # trained variable -> the birth that made it non-finite
 
     def constraints(self, values: dict) -> dict:
         if self.shapes is None:
@@ -190,6 +204,56 @@ class _Checks:
                                  "is one number (reduce it, e.g. with mean(...))")
             out[name] = float(np.asarray(value, dtype=np.float64).reshape(()))
         return out
+
+    def nonfinite(self, kind: str, values: dict, part: str | None, step: int):
+        """The birth of the first non-finite value among a kind's values (None: all finite),
+        with its tensor named by the JSON's path: metrics.<name>.<part>, constraints.<name>.
+        Where the backend finds no op (a literal NaN), the expression itself is the birth."""
+        for name, value in values.items():
+            kind_of = None if _finite(value) else nonfinite_kind(value)
+            if kind_of is not None:
+                label = f"{kind}.{name}" + (f".{part}" if part else "")
+                found = self.trainee.locate(kind, name, label, step)
+                if found is None:
+                    expr = getattr(self.spec, kind)[name]
+                    found = birth(self.experiment, "train", label, kind_of, kind_of, None,
+                                  Place(expr, expr.node), step=step)
+                if kind == "constraints":
+                    self.moved[name] = found
+                return found
+        return None
+
+    def updated(self, found):
+        """An update's birth (or None), as the birth of the variables it made non-finite."""
+        if found is not None:
+            for name, value in self.trainee.read().items():
+                if nonfinite_kind(value):
+                    self.moved.setdefault(name, found)
+        return found
+
+    def loss_birth(self, found):
+        """A non-finite loss traced to a trained variable (op input) that training made
+        non-finite was born where training did (spec-v2: the first op in evaluation order),
+        not at the variable's declaration: the loss's record with that birth's place and step."""
+        if found is None or found.op != "input" or found.expr not in self.moved:
+            return found
+        born = self.moved[found.expr]
+        return Nonfinite("train", born.op, born.expr, born.location, found.tensor, found.value,
+                         born.born, born.step)
+
+
+def _finite(value) -> bool:
+    """Whether every element is finite, cheaply (constraints are checked every step): a NaN or
+    inf element makes the sum non-finite; a sum that is not finite is checked element by
+    element (it may have only overflowed)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    array = np.asarray(value)
+    if array.dtype.kind not in "fc":
+        return True
+    with np.errstate(over="ignore"):
+        total = np.add.reduce(array, axis=None)
+    return bool(np.isfinite(total)) or nonfinite_kind(array) is None
 
 
 def _stop_text(experiment, step: int, loss: float, found) -> str:
