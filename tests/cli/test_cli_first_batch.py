@@ -33,3 +33,12 @@ def test_the_tables_of_a_data_spec_say_they_are_on_the_first_batch():
 
 def test_a_spec_without_data_has_no_such_line():
     assert "first training batch" not in table(PLAIN)
+
+
+def test_the_report_says_it_too(tmp_path):
+    page = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", str(BLOBS), str(PLAIN), "--output", str(page)])
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "<caption>values, on the first training batch (24 rows of X), before training" in text
+    assert text.count("(24 rows of X), before training") == 2  # values, gradients; none for PLAIN
