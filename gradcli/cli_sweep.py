@@ -137,7 +137,7 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
             cluster.close()
 
     report = stats.report(list(docs.values()), the_grid.keys)
-    _emit(report, fmt, output, spec, base.name)
+    _emit(report, fmt, output, spec, base.name, stats.zero_true(list(docs.values())))
     raise SystemExit(1 if any(d.get("error") for d in docs.values()) else 0)
 
 
@@ -256,7 +256,8 @@ def _dask_client(scheduler: str | None, jobs: int):
     return Client(cluster), cluster
 
 
-def _emit(report: dict, fmt: str, output: str | None, spec: Path, name: str) -> None:
+def _emit(report: dict, fmt: str, output: str | None, spec: Path, name: str,
+          zero_true=()) -> None:
     """The report in fmt on stdout or in --output's file (tables as plain text, with the
     failed runs, which stderr had as they failed)."""
     from . import render_sweep as layout
@@ -266,7 +267,8 @@ def _emit(report: dict, fmt: str, output: str | None, spec: Path, name: str) -> 
     elif fmt == "csv":
         text = layout.report_csv(report)
     else:
-        tables = layout.report_tables(report, f"sweep of {name}") if report["groups"] else []
+        tables = (layout.report_tables(report, f"sweep of {name}", zero_true)
+                  if report["groups"] else [])
         if output is None:
             out = consoles()[0]
             for table in tables:

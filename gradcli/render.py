@@ -162,7 +162,18 @@ def values_table(result) -> TablePart | None:
         rows.append([(printable(name), ""), (str(array.shape) if array.ndim else "scalar", ""),
                      _brief_cell(array)])
     return TablePart("values", [("name", "left", "bold"), ("shape", "left", ""),
-                                ("value", "left", "")], rows)
+                                ("value", "left", "")], rows, caption=printable(first_batch(result)))
+
+
+def first_batch(result) -> str:
+    """A data spec's values and gradients are those of the first training batch (docs/data.md):
+    its size would otherwise read as the data set's."""
+    data = result.experiment.data
+    if data is None or data.features not in result.experiment.inputs:
+        return ""
+    rows = np.shape(result.experiment.inputs[data.features].value)[0]
+    return (f"on the first training batch ({rows} row{'s' * (rows != 1)} of {data.features}), "
+            "before training")
 
 
 def _brief(array: np.ndarray) -> Text:
@@ -199,7 +210,8 @@ def gradient_table(result, output: str) -> TablePart:
         else:
             _summary_rows(rows, name, row)
         rows.append(SECTION)
-    return TablePart(printable(f"gradients of {output}"), columns, rows)
+    return TablePart(printable(f"gradients of {output}"), columns, rows,
+                     caption=printable(first_batch(result)))
 
 
 def _element_rows(rows: list, name: str, value, row) -> None:

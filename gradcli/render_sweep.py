@@ -36,11 +36,28 @@ def _headline_columns(report: dict) -> list[str]:
 
 
 COLUMN_STATS = ("mean", "std", "nonfinite")
+# When a sweep's gradients are taken (each run's `gradients`, as `run` prints them): the
+# statistics say nothing of how the gradient behaves during training
+INITIAL = ("at the inputs' initial values, before any training step (on the first training "
+           "batch when the spec has data:)")
 
 
-def report_tables(report: dict, title: str = "sweep") -> list[Table]:
+def degenerate_note(pairs) -> str | None:
+    """The words for output/input pairs whose true gradient is 0 in every run (the true
+    gradient of sign, round, ...): a zero estimate compares perfectly with it."""
+    if not pairs:
+        return None
+    named = ", ".join(printable(p) for p in pairs)
+    return (f"the true gradient of {named} is 0 in every run: comparisons with it are "
+            "degenerate (bias = ‖ḡ‖; cosine_of_means and a run's cosine are 1 for a zero "
+            "gradient and 0 for any other; sign_agreement is the share of its zero elements), "
+            "so they rank no estimator")
+
+
+def report_tables(report: dict, title: str = "sweep", zero_true=()) -> list[Table]:
     """Two tables, one row per group: its params, n and the mean ± std of the training
-    columns; then per group and output/input the overridden gradient's statistics."""
+    columns; then per group and output/input the overridden gradient's statistics, and a
+    note under them for the pairs in `zero_true` (sweep/stats.zero_true)."""
     groups = report["groups"]
     keys = list(groups[0]["params"]) if groups else []
     columns = _headline_columns(report)
@@ -77,9 +94,11 @@ def report_tables(report: dict, title: str = "sweep") -> list[Table]:
                               *(_number(stats.get(s), 4) for s in GRADIENT_STATS))
                 first = False
         grads.add_section()
+    note = degenerate_note(zero_true)
     grads.caption = ("g: a run's overridden gradient, ḡ and t̄: the means of the overridden and "
                      "true gradients over the runs; grad_std = sqrt(mean ‖g − ḡ‖²), "
-                     "bias = ‖ḡ − t̄‖")
+                     f"bias = ‖ḡ − t̄‖\nevery gradient is taken {INITIAL}"
+                     + (f"\n{note}" if note else ""))
     grads.caption_justify = "left"
     return [table, grads] if any(g["gradients"] for g in groups) else [table]
 

@@ -160,7 +160,13 @@ def _values(result) -> str:
         brief = render._brief(array)  # the terminal's summary: elements, or min/max/mean
         rows.append([(name, "name"), ("scalar" if array.ndim == 0 else str(array.shape), ""),
                      (brief.plain, "bad" if brief.style else "")])
-    return _table("values", ["name", "shape", "value"], rows)
+    return _table("values" + _batch(result), ["name", "shape", "value"], rows)
+
+
+def _batch(result) -> str:
+    """", on the first training batch (16 rows of X), before training" for a data spec."""
+    said = render.first_batch(result)
+    return f", {said}" if said else ""
 
 
 def _number(value, differs: bool = False) -> tuple[str, str]:
@@ -188,7 +194,7 @@ def _gradients(result, out: str) -> str:
                          (f"[{', '.join(map(str, index))}]" if index else "", "name"),
                          _number(None if vflat is None else vflat[k]), _number(over, differs),
                          _number(true), numeric])
-    return _table(f"gradients of {out}", ["input", "element", "value", "overridden", "true",
+    return _table(f"gradients of {out}{_batch(result)}", ["input", "element", "value", "overridden", "true",
                                           "numeric"], rows)
 
 

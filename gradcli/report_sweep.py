@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from .plot import sweep_dir
 from .plot.sweep import sweep_figure, sweep_series
+from .render_sweep import INITIAL, degenerate_note
 from .sweep.failures import failure_kind
-from .sweep.stats import STATS, column_stats, group_gradients
+from .sweep.stats import STATS, column_stats, group_gradients, zero_true
 
 MAX_FIGURES = 24  # a wide grid of keys × columns: the first ones, and a note saying so
 
@@ -84,12 +85,14 @@ def section(e: SweepEntry) -> str:
     if failed:
         parts.append(_failures(s))
     parts.append(_groups_table(e))
-    parts.append(_gradients_table(e))
+    table, zero = _gradients_table(e)
+    parts.append(table)
     wanted = plots(s)
     for x, column, hue in wanted[:MAX_FIGURES]:
         series = sweep_series(s, x, column, hue)
         caption = (f"{column} against {x}" + (f", one line per {hue}" if hue else "")
-                   + f": {series.band_text()}" + "".join(f"; {n}" for n in series.notes()))
+                   + f": {series.band_text()}" + "".join(f"; {n}" for n in series.notes())
+                   + _gradient_words(column, zero))
         parts.append(_figure(sweep_figure(s.name, series), caption))
     same = constants(s)
     if same:
@@ -157,24 +160,41 @@ def _groups_table(e: SweepEntry) -> str:
         rows.append([*((params[k], "name") for k in keys), (str(len(members)), ""),
                      *(_cell(st, len(members)) for st in stats)])
     caption = "groups: mean ± std (ddof 1) over " + ("seeds" if "seed" in s.keys else "runs")
+    if any("/" in c for c in s.columns):  # <output>/<input>.cosine, ...
+        caption += f"; the output/input columns compare gradients taken {INITIAL}"
     return _wide(_table(caption, [*keys, "n", *s.columns], rows, names=len(keys)))
 
 
-def _gradients_table(e: SweepEntry) -> str:
+def _gradient_words(column: str, zero: list) -> str:
+    """What a figure of a gradient column (<output>/<input>.cosine, ...) must say beside its
+    numbers: when the gradients were taken, and that a zero true gradient makes it
+    degenerate."""
+    if "/" not in column:
+        return ""
+    pair = column.rsplit(".", 1)[0]
+    note = degenerate_note([pair] if pair in zero else [])
+    return f"; gradients {INITIAL}" + (f"; {note}" if note else "")
+
+
+def _gradients_table(e: SweepEntry) -> tuple[str, list]:
+    """The table, and the pairs whose true gradient is 0 in every run (stats.zero_true)."""
     from .report import _table
-    keys, rows = sweep_dir.group_keys(e.sweep), []
+    keys, rows, seen = sweep_dir.group_keys(e.sweep), [], {}
     for params, members in e.groups:
         docs = [sweep_dir.run_doc(e.sweep.path, r.get("run", "")) or {} for r in members]
+        zero = zero_true(docs, seen)
         for out, per in group_gradients(docs).items():
             for name, st in per.items():
                 n = str(st["n"]) + (f" ({st['nonfinite']} non-finite)" if st["nonfinite"] else "")
                 rows.append([*((params[k], "name") for k in keys), (f"{out}/{name}", "name"),
                              (n, ""), *((_stat_text(st[k]), "") for k in STATS)])
     if not rows:
-        return '<p class="meta">no gradients in runs/*.json to summarize</p>'
-    return _wide(_table("overridden gradient g over the runs of each group; t the true gradient: "
-                        "‖ḡ‖, sqrt(mean ‖g − ḡ‖²), ‖ḡ − t̄‖, cos(ḡ, t̄)",
-                        [*keys, "output/input", "n", *STATS], rows, names=len(keys) + 1))
+        return '<p class="meta">no gradients in runs/*.json to summarize</p>', []
+    note = degenerate_note(zero)
+    return _wide(_table("overridden gradient g over the runs of each group; t the true "
+                        "gradient: ‖ḡ‖, sqrt(mean ‖g − ḡ‖²), ‖ḡ − t̄‖, cos(ḡ, t̄). Every "
+                        f"gradient is taken {INITIAL}" + (f". Note: {note}" if note else ""),
+                        [*keys, "output/input", "n", *STATS], rows, names=len(keys) + 1)), zero
 
 
 def _stat_text(v) -> str:

@@ -107,7 +107,9 @@ def one_hot(indices, depth: int, dtype=np.float64) -> Tensor:
         raise GraphError(f"one_hot() needs integer indices, got {indices.dtype}")
     depth = int(depth)
     kernel = functools.partial(OPS["one_hot"].kernel, depth=depth, dtype=dtype)
-    return unary("one_hot", kernel, indices, {"depth": depth})
+    # its dtype among the attributes, as the eager backends have it: the memory budget
+    # sizes the result by it (the indices' int64 would be twice a float32 result)
+    return unary("one_hot", kernel, indices, {"depth": depth, "dtype": np.dtype(dtype).name})
 
 
 def getitem(x, index) -> Tensor:

@@ -27,6 +27,7 @@ from . import fit, marks, pyplot
 from .fit import middle
 from .style import BAND_ALPHA, line_style, marked, styled
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, selected
+from .sweep_notes import dropped, notes
 from .text import FigureText
 from .text import title as set_title
 from .train import STEP_LABEL
@@ -64,6 +65,7 @@ class SweepSeries:
     curve: bool = False               # a learning curve (x: the training step)
     shorter: int = 0                  # curve: runs that end before their line's last step
     unread: int = 0                   # curve: runs with a result but no readable run file
+    dropped: list = field(default_factory=list)  # x values not drawn: (value, runs, failed)
 
     def xs(self, line: SweepLine) -> np.ndarray:
         return self.positions if line.x is None else line.x
@@ -102,30 +104,8 @@ class SweepSeries:
         return None
 
     def notes(self) -> list:
-        found = []
-        if self.failed:
-            found.append(f"{self.failed} failed run{'s' * (self.failed != 1)} left out")
-        if self.unread:
-            found.append(f"{self.unread} run{'s' * (self.unread != 1)} without a readable "
-                         "runs/<id>.json left out")
-        if self.nonfinite and self.curve:
-            found.append(f"{self.nonfinite} non-finite value{'s' * (self.nonfinite != 1)} "
-                         "left out")
-        elif self.nonfinite:
-            found.append(f"{self.nonfinite} run{'s' * (self.nonfinite != 1)} without a finite "
-                         f"{self.y_column} left out")
-        if self.shorter:
-            found.append(f"{self.shorter} run{'s' * (self.shorter != 1)} "
-                         f"end{'s' * (self.shorter == 1)} early: later steps' means are over "
-                         "fewer runs")
-        others = [k for k in self.pooled if k != "seed"]
-        if others:  # the subtitle names them too; the legend keeps them in view
-            found.append("pooled over " + ", ".join(others))
-        side = self.crosses_zero()
-        if side:
-            found.append(f"band {side} 0: mean {'−' if side == 'below' else '+'} 1 std "
-                         f"(every run {'≥' if side == 'below' else '≤'} 0)")
-        return found
+        """What the legend says besides the lines: runs left out, x values not drawn, ..."""
+        return notes(self)
 
     def band_text(self) -> str:
         """What a point and its band are (the subtitle's and the report caption's words): "mean
@@ -189,6 +169,7 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
                    f"{len(sweep.failed)} failed)")
     # an x value none of whose runs has a finite y (all failed, say) is no point: no room for it
     drawn = np.array([any(line.n[k] for line in lines) for k in range(len(x_values))], dtype=bool)
+    gone = dropped(selected(sweep.rows, where), x, x_values, lines, drawn)  # named in the legend
     x_values = [v for v, keep in zip(x_values, drawn) if keep]
     positions = (np.arange(len(x_values), dtype=np.float64) if categorical else positions[drawn])
     for line in lines:
@@ -198,7 +179,7 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
     pooled = pooled_keys(sweep, x, hue, where)
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
                        failed=len(selected(sweep.rows, where)) - len(rows), nonfinite=nonfinite,
-                       pooled=pooled, fixed=dict(where),
+                       pooled=pooled, fixed=dict(where), dropped=gone,
                        bounds=bounds(y, np.concatenate([line.mean for line in lines])),
                        sizes={k: len(sweep.values(k)) for k in pooled},
                        observed=observed(rows, x, y, hue, x_values))

@@ -1,9 +1,9 @@
 """What an expected number of `expect` may be written as: any number, NaN and +-inf
 included (a run that ends in NaN can be expected to, as NaN against NaN agrees), but not a
-quoted numeral ("6" is a string: most likely a quoting mistake, which a regression test must
-not hide), nor a boolean where the value is a gradient or a parameter (never boolean; an
-expected value may be, since an input or a let can be boolean). The spellings "NaN",
-"Infinity" and "-Infinity" are accepted quoted: they are how gradcli's JSON writes them.
+quoted numeral ("6" is a string: fields.number_value refuses it at every numeric key), nor a
+boolean where the value is a gradient or a parameter (never boolean; an expected value may
+be, since an input or a let can be boolean). The spellings "NaN", "Infinity" and "-Infinity"
+are accepted quoted: they are how gradcli's JSON writes them.
 
 An expected value written as true/false is refused unless the value it is compared with is
 boolean (numpy would read true as 1 and pass it against a float 1.0): an input's dtype is
@@ -15,11 +15,10 @@ from __future__ import annotations
 from gradcli.errors import SpecError
 from gradcli.spec.arrays import Literal, literal
 from gradcli.spec.document import Scalar, Seq, YNode
-from gradcli.spec.fields import _is_number_text, describe, fail, number_value
+from gradcli.spec.fields import describe, fail, number_value
 
 
 def expected_number(node: YNode | None, key: str) -> float:
-    _refuse_quoted_numeral(node, key)
     value = number_value(node, key, finite=False)
     if value is None:
         raise fail(node, key, f"expected a number, got {describe(node)}")
@@ -36,18 +35,10 @@ def expected_array(node: YNode | None, key: str, *, booleans: bool) -> Literal:
         if isinstance(item, Seq):
             stack.extend(item.items)
         elif isinstance(item, Scalar):
-            _refuse_quoted_numeral(item, key)
             if item.kind == "bool" and not booleans:
                 raise fail(item, key, f"expected a number, got {describe(item)}: a gradient or "
                                       "a parameter is never boolean")
     return literal(node, key, None, "float64")
-
-
-def _refuse_quoted_numeral(node, key: str) -> None:
-    if isinstance(node, Scalar) and node.kind == "str" and node.style in ("'", '"') \
-            and _is_number_text(node.value.strip()):
-        raise fail(node, key, f"expected a number, got the string {node.value!r} (quoted)",
-                   "write the number without quotes")
 
 
 def first_boolean(node: YNode | None) -> Scalar | None:

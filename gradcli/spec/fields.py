@@ -134,12 +134,18 @@ def number_value(node: YNode | None, key: str = "", *,
 
     A decimal too large for a float (1e400) is refused rather than silently read
     as inf; inf and nan themselves are accepted only where `finite` is False.
+    A quoted numeral ("0.1") is refused: it is a string, most likely a quoting mistake, and
+    every numeric key (expect's included) reads its numbers here, so the rule is one. The
+    JSON spellings "NaN", "Infinity" and "-Infinity" stay accepted quoted: they are how
+    gradcli's JSON writes them.
     """
     if not isinstance(node, Scalar):
         return None
     if node.kind in ("int", "float"):
         value = node.value
     elif node.kind == "str" and _is_number_text(node.value.strip()):
+        if node.style is not None:  # plain 1e-3 is a YAML 1.1 string too: only quotes count
+            raise _quoted_numeral(node, key)
         text = node.value.strip()
         value = float(text) if any(c in text for c in ".eE") else int(text)
     elif node.kind == "str" and node.value.strip().lower() in _NONFINITE:
@@ -152,6 +158,12 @@ def number_value(node: YNode | None, key: str = "", *,
     if isinstance(value, float) and finite and not math.isfinite(value):
         return None
     return value
+
+
+def _quoted_numeral(node: Scalar, key: str) -> SpecError:
+    how = "quoted" if node.style in ("'", '"') else "a block string"
+    return fail(node, key, f"expected a number, got the string {_short(node.value.strip())!r} "
+                           f"({how})", "write the number without quotes")
 
 
 def _is_number_text(text: str) -> bool:

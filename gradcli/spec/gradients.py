@@ -45,8 +45,8 @@ def gradient_list(node: YNode | None, key: str, count: int | None, owner: str,
     """One expression, or a list with none entries; `count` entries when it is known."""
     if isinstance(node, Seq):
         if count is not None and len(node.items) != count:
-            raise fail(node, key, f"expected {count} gradients (one per argument of {owner}), "
-                                  f"got {len(node.items)}")
+            raise fail(node, key, f"expected {count} gradient{'s' * (count != 1)} (one per "
+                                  f"argument of {owner}), got {len(node.items)}")
         if not node.items:
             raise fail(node, key, "expected at least one gradient, got an empty list")
         return [None if _is_none(item) else _checked(item, sub(key, i), scope)

@@ -82,13 +82,7 @@ def group_gradients(docs: list, wanted=None) -> dict:
     """{output: {input: gradient_stats}} over the runs' documents, for the (output, input)
     pairs wanted (default: every pair some run has gradients of, first seen first)."""
     if wanted is None:
-        seen: dict = {}
-        for doc in docs:
-            grads = doc.get("gradients")
-            for out, per in (grads.items() if isinstance(grads, dict) else ()):
-                for name in (per if isinstance(per, dict) else ()):
-                    seen[(out, name)] = None
-        wanted = list(seen)
+        wanted = _pairs(docs)
     found: dict = {}
     for out, name in wanted:
         found.setdefault(out, {})[name] = gradient_stats(
@@ -121,6 +115,34 @@ def gradient_stats(overridden: list, true: list) -> dict:
         return {"grad_mean_norm": norms.norm(g_mean), "grad_std": norms.rms_norm(spread) * p,
                 "bias": norms.norm(gap) * q,
                 "cosine_of_means": norms.cosine(g_mean, t_mean), **counts}
+
+
+def zero_true(docs, seen: dict | None = None) -> list[str]:
+    """The "output/input" pairs whose true gradient is 0 in every element of every run that
+    has a finite one (at least one run has): comparisons with it are degenerate (a zero
+    estimate gets cosine 1, sign agreement 1 and bias 0, any other cosine 0 and bias ‖ḡ‖),
+    which the reports say rather than leave a zero-gradient estimator looking best.
+    `seen` ({pair: every finite true gradient so far was 0}) carries the answer across calls,
+    for runs read group by group."""
+    seen = {} if seen is None else seen
+    for doc in docs:
+        for out, name in _pairs([doc]):
+            true = _grad(doc, out, name, "true")
+            if true is not None and np.isfinite(true).all():
+                pair = f"{out}/{name}"
+                seen[pair] = seen.get(pair, True) and not np.any(true)
+    return [pair for pair, zero in seen.items() if zero]
+
+
+def _pairs(docs: list) -> list:
+    """Every (output, input) pair some run has gradients of, first seen first."""
+    seen: dict = {}
+    for doc in docs:
+        grads = doc.get("gradients")
+        for out, per in (grads.items() if isinstance(grads, dict) else ()):
+            for name in (per if isinstance(per, dict) else ()):
+                seen[(out, name)] = None
+    return list(seen)
 
 
 def _grad(doc: dict, out: str, name: str, kind: str):

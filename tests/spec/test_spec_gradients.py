@@ -128,7 +128,7 @@ def test_functions(load):
      "spec.yaml:15:18: functions.twice.forward: undefined name 'dy' (forward sees only the args: "
      "a)"),
     (("gradient: 2 * dy", "gradient: [dy, dy]"),
-     "spec.yaml:16:15: functions.twice.gradient: expected 1 gradients (one per argument of "
+     "spec.yaml:16:15: functions.twice.gradient: expected 1 gradient (one per argument of "
      "function 'twice'), got 2"),
     (("gradient: [dy * sigmoid(x) * (1 - sigmoid(x)), none]", "gradient: dy"),
      "spec.yaml:12:15: functions.sigmoid_or_bin.gradient: function 'sigmoid_or_bin' has 2 "

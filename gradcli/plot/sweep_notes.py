@@ -1,0 +1,83 @@
+"""The words a sweep figure's legend (and the report's caption under it) adds to its lines:
+every run left out is said once, and an x value that is not drawn at all (none of its runs
+has a finite value: all diverged or failed) is named with its counts, so that a sweep of
+three learning rates never reads as a sweep of two (tryout10 F7).
+"""
+from __future__ import annotations
+
+from ..printable import printable
+from .fit import middle
+
+NAME = 40     # characters of a key or value inside a note
+NAMED = 3     # x values not drawn named one by one; more are said in one note
+
+
+def dropped(rows: list, x: str, x_values: list, lines: list, drawn) -> list:
+    """(value, runs, failed) of each x value not drawn: `rows` are all the runs of the
+    figure (failed ones too), `lines` the series' lines before the value is taken out (their
+    `runs` count the runs with a result at each x value)."""
+    found = []
+    for k, value in enumerate(x_values):
+        if drawn[k]:
+            continue
+        total = sum(1 for r in rows if r.get(x) == value)
+        with_result = sum(int(line.runs[k]) for line in lines)
+        found.append((value, total, total - with_result))
+    return found
+
+
+def notes(series) -> list:
+    """The legend's notes of a SweepSeries, beside its lines' entries."""
+    found = []
+    failed = series.failed - sum(f for _, _, f in series.dropped)
+    nonfinite = series.nonfinite - sum(n - f for _, n, f in series.dropped)
+    found += _not_drawn(series)
+    if failed:
+        found.append(f"{failed} failed run{'s' * (failed != 1)} left out")
+    if series.unread:
+        found.append(f"{series.unread} run{'s' * (series.unread != 1)} without a readable "
+                     "runs/<id>.json left out")
+    if nonfinite and series.curve:
+        found.append(f"{nonfinite} non-finite value{'s' * (nonfinite != 1)} left out")
+    elif nonfinite:
+        found.append(f"{nonfinite} run{'s' * (nonfinite != 1)} without a finite "
+                     f"{series.y_column} left out")
+    if series.shorter:
+        found.append(f"{series.shorter} run{'s' * (series.shorter != 1)} "
+                     f"end{'s' * (series.shorter == 1)} early: later steps' means are over "
+                     "fewer runs")
+    others = [k for k in series.pooled if k != "seed"]
+    if others:  # the subtitle names them too; the legend keeps them in view
+        found.append("pooled over " + ", ".join(others))
+    side = series.crosses_zero()
+    if side:
+        found.append(f"band {side} 0: mean {'−' if side == 'below' else '+'} 1 std "
+                     f"(every run {'≥' if side == 'below' else '≤'} 0)")
+    return found
+
+
+def _not_drawn(series) -> list:
+    """'lr = 100 not drawn: 3 of 3 runs without a finite final_loss', one note per x value
+    (or one for them all past NAMED values)."""
+    gone = series.dropped
+    if not gone:
+        return []
+    x, y = _name(series.x_key), _name(series.y_column)
+    if len(gone) <= NAMED:
+        return [f"{x} = {_name(value)} not drawn: {_counts(runs, failed, y)}"
+                for value, runs, failed in gone]
+    runs, failed = sum(n for _, n, _ in gone), sum(f for _, _, f in gone)
+    values = ", ".join(_name(value) for value, _, _ in gone[:NAMED]) + ", …"
+    return [f"{x} = {values} ({len(gone)} values) not drawn: {_counts(runs, failed, y)}"]
+
+
+def _counts(runs: int, failed: int, y: str) -> str:
+    if not failed:
+        return f"{runs} of {runs} run{'s' * (runs != 1)} without a finite {y}"
+    if failed == runs:
+        return f"{runs} of {runs} run{'s' * (runs != 1)} failed"
+    return f"{runs} runs: {failed} failed, {runs - failed} without a finite {y}"
+
+
+def _name(text) -> str:
+    return middle(printable(text), NAME)
