@@ -264,12 +264,15 @@ def _agreement(values: list, tolerance: float | None, float32: bool, covered=Non
 
 def _outside(a: np.ndarray, b: np.ndarray, tolerance: float, float32: bool) -> np.ndarray:
     """Where b is not within the tolerance of a (in float32, plus FLOAT32_ROUNDING times a's own
-    size there); a NaN gap is outside."""
+    size there); a NaN gap is outside, and so is an infinity against anything but itself
+    (inf against -inf or a number): `--tolerance inf` admits every finite gap, not those, and
+    two finite values whose difference overflows still differ by a finite amount."""
     allowed = tolerance
     if float32:
         with np.errstate(all="ignore"):
             allowed = tolerance + FLOAT32_ROUNDING * np.where(np.isfinite(a), np.abs(a), 0.0)
-    return ~(elementwise_gap(a, b) <= allowed)
+    infinite = (np.isinf(a) | np.isinf(b)) & (a != b)
+    return ~(elementwise_gap(a, b) <= allowed) | infinite
 
 
 def _get(result, out: str, name: str, kind: str):

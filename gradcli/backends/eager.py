@@ -76,6 +76,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         self.drawn = 0   # random draws made so far: each seeds its own generator
         self.rebuild = False  # building lets again for grad(y, x) (see rebuilding)
         self.inner = 0        # grad() calls under way: their backward passes use the rules
+        self.forwards = 0     # function forwards under way: their own gradient replaces their ops'
         self.made: set[int] = set()  # ids of the constants this build made from literals
         self.interpreter: Interpreter | None = None
         budget = budgets.active()  # each build gets its own ledger under the run's budget
@@ -125,7 +126,11 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
             self.scopes.pop()
 
     def call_function(self, spec, args, evaluate):
-        bound, result = self.function_forward(spec, args, evaluate)
+        self.forwards += 1
+        try:
+            bound, result = self.function_forward(spec, args, evaluate)
+        finally:
+            self.forwards -= 1
         if self.mode == "true":
             return result
         ys, single = self.outputs(result)
@@ -274,7 +279,7 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
         for scope in reversed(self.scopes):
             entry = scope.get(key)
             if entry is not None:
-                if self.count:
+                if self.count and not self.forwards:  # counted where its gradient runs
                     self.matched(entry)
                 return entry.gradient
         return None

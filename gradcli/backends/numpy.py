@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from .. import core as gc
 from ..builtins import core_ops
 from ..lang.interpret import Interpreter
+from ..ops import op_key
 from . import availability, core_grad
 from .builder import SpecBuilder, gradient_of
 from .program import Program, birth, check_grad_ys
@@ -33,6 +34,8 @@ class _Builder(SpecBuilder):
     def __init__(self, dtype: str) -> None:
         super().__init__(dtype)
         self.ops = core_ops(self.dtype)  # the table's ops as the core builds them
+        self.scopes: list = []           # the override scopes open, innermost last
+        self.in_forwards: set[int] = set()  # ids of ops claimed inside a function's forward
 
     def tensor(self, array):
         return gc.constant(array)
@@ -52,14 +55,23 @@ class _Builder(SpecBuilder):
     @contextmanager
     def override_scope(self, entries):
         scope = gc.gradient_override_map({e.op: e.gradient for e in entries}, warn_unused=False)
-        with scope:
-            yield
-        for entry in entries:  # the core noted each op it claimed for the scope
-            self.matched(entry, len(scope.matches.get(entry.op, [])))
+        self.scopes.append(scope)
+        try:
+            with scope:
+                yield
+        finally:
+            self.scopes.pop()
+        for entry in entries:  # the core noted each op it claimed, under the op type's key;
+            # one inside a function's forward never runs its gradient: the function's replaces it
+            claimed = scope.matches.get(op_key(entry.op), [])
+            self.matched(entry, sum(id(op) not in self.in_forwards for op in claimed))
 
     def call_function(self, spec, args, evaluate):
         def forward(*xs):
+            before = [(s, {k: len(ops) for k, ops in s.matches.items()}) for s in self.scopes]
             bound, result = self.function_forward(spec, xs, evaluate)
+            for s, counts in before:
+                self.in_forwards.update(id(op) for k, n in counts.items() for op in s.matches[k][n:])
             outs, single = self.outputs(result)
             return (outs[0] if single else outs), (
                 lambda *dys: self.function_gradients(spec, bound, dys, evaluate))

@@ -38,6 +38,11 @@ _REGISTER_SEES = ("a registered gradient sees x, x0, x1.. (the op's inputs), y, 
 
 
 _OP_BY_KEY = {op_key(op): op for op in OPS}
+# Calls the interpreter evaluates itself, which build no op of their own type, so an
+# override_map entry naming one would match nothing on any backend: refused at its place.
+# grad_pass_through wraps its expression in a custom gradient, as tf.grad_pass_through (a
+# tf.custom_gradient) does, and TensorFlow has no such op type either; dtype(x) is a name.
+_NOT_OP_TYPES = frozenset(name for name, spec in OPS.items() if spec.interpreted)
 
 
 def gradient_list(node: YNode | None, key: str, count: int | None, owner: str,
@@ -251,8 +256,23 @@ def _resolve_op(text: str, node: YNode, key: str, used=frozenset()) -> str:
     op = _OP_BY_KEY.get(op_key(text))
     if op is None:
         raise fail(node, key, f"unknown op type {text!r}",
-                   did_you_mean(text.lower(), OPS, prefer=used, alias=tf_alias(text)))
+                   did_you_mean(text.lower(), [o for o in OPS if o not in _NOT_OP_TYPES],
+                                prefer=used, alias=tf_alias(text)))
+    if op in _NOT_OP_TYPES:
+        raise _not_an_op_type(text, op, node, key)
     return op
+
+
+def _not_an_op_type(text: str, op: str, node: YNode, key: str):
+    if OPS[op].result == "dtype":
+        return fail(node, key, f"{text!r} is not an op type: {OPS[op].signature} builds no op, "
+                               "it gives a dtype name, so no gradient passes through it")
+    return fail(node, key, f"{text!r} is not an op type: {OPS[op].signature} wraps its "
+                           "expression in a custom gradient, as tf.grad_pass_through (a "
+                           "tf.custom_gradient) does, so no op of that type is built, on any "
+                           "backend or in TensorFlow, and the entry would match no op",
+                "its gradient is dy into wrt by definition; for another, write a function "
+                "with a gradient of its own under functions:")
 
 
 def _resolve_gradient(node: YNode | None, key: str, register) -> str:

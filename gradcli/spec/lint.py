@@ -44,22 +44,30 @@ def _expressions(experiment: Experiment) -> dict[str, Expr]:
     return out
 
 
-def _ops_built(node: Node, experiment: Experiment) -> set[str]:
-    """The op types built by an expression, including inside the functions it calls."""
+def _ops_built(node: Node, experiment: Experiment) -> tuple[set[str], dict[str, set[str]]]:
+    """(the op types an expression builds outside function forwards, {op type: the functions
+    whose forward builds it}): an override of an op inside a function's forward never runs,
+    the function's own gradient replaces that op's (as tf.custom_gradient's does)."""
     ops: set[str] = set()
-    pending, entered = [node], set()
+    inside: dict[str, set[str]] = {}
+    pending, entered = [(node, None)], set()
     while pending:
-        for current in walk(pending.pop()):
+        tree, owner = pending.pop()
+        for current in walk(tree):
             if not isinstance(current, Call):
                 continue
             function = experiment.functions.get(current.func)
             if function is None:
-                ops.update(parts(current.func))  # a composite's parts, not its own name
+                for op in parts(current.func):  # a composite's parts, not its own name
+                    if owner is None:
+                        ops.add(op)
+                    else:
+                        inside.setdefault(op, set()).add(owner)
             elif current.func not in entered:
                 entered.add(current.func)
-                pending.append(function.forward.node)
-                pending.extend(let.node for _, let in function.lets)
-    return ops
+                pending.append((function.forward.node, current.func))
+                pending.extend((let.node, current.func) for _, let in function.lets)
+    return ops, inside
 
 
 def _overrides_matching_nothing(experiment: Experiment) -> list[LintWarning]:
@@ -78,23 +86,25 @@ def unmatched_at_run(experiment: Experiment, entries) -> list[str]:
 def _unmatched(experiment: Experiment) -> list[tuple[int, LintWarning]]:
     """(index, warning) of each override entry whose op no expression builds."""
     expressions = _expressions(experiment)
-    everywhere: set[str] = set()
-    bodies = [e for f in experiment.functions.values() for e in (f.forward, *(x for _, x in f.lets))]
-    for expr in [*expressions.values(), *bodies]:
-        everywhere |= _ops_built(expr.node, experiment)
     warnings = []
     for i, entry in enumerate(experiment.override_map):
-        if entry.scope is None:
-            built, where = everywhere, ""
-        else:
-            built, where = set(), f" while computing {', '.join(entry.scope)}"
-            for name in entry.scope:
-                if name in expressions:
-                    built |= _ops_built(expressions[name].node, experiment)
+        where = "" if entry.scope is None else f" while computing {', '.join(entry.scope)}"
+        built, inside = set(), {}
+        for name in entry.scope or expressions:
+            if name in expressions:
+                ops, functions = _ops_built(expressions[name].node, experiment)
+                built |= ops
+                for op, owners in functions.items():
+                    inside.setdefault(op, set()).update(owners)
         if entry.op not in built:
             key = _override_key(experiment, i, entry)
             why = (f"no {entry.op} op is built{where} (the most common silent no-op of "
                    "gradient_override_map)")
+            if entry.op in inside:
+                owners = ", ".join(sorted(inside[entry.op]))
+                why = (f"its {entry.op} ops{where} are all inside the forward of function "
+                       f"{owners}, whose own gradient replaces theirs (as tf.custom_gradient's "
+                       "does), so it never runs")
             if parts(entry.op) != (entry.op,):
                 why = (f"{entry.op} is built from other ops, as in TensorFlow "
                        f"({', '.join(dict.fromkeys(parts(entry.op)))}), and has no op of its own")

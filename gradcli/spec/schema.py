@@ -119,7 +119,8 @@ def _input() -> dict:
 
 def _override_map() -> dict:
     op = _d("an op type, matched case-insensitively (Sign, Identity work)",
-            anyOf=[{"enum": sorted(OPS)}, {"type": "string"}])
+            anyOf=[{"enum": sorted(op for op, spec in OPS.items() if not spec.interpreted)},
+                   {"type": "string"}])  # an interpreted call builds no op: no op type
     gradient = _d("a gradient registered under register, or a built-in: "
                   + ", ".join(BUILTIN_GRADIENTS), type="string")
     entry = _object(OVERRIDE_ENTRY, None, {

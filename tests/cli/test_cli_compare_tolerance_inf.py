@@ -57,3 +57,42 @@ def test_csv_and_markdown_hold_the_same_infinite_tolerance(tmp_path):
     markdown = compare(tmp_path, ["cube", "line"], "inf", "markdown")
     assert markdown.exit_code == 0, markdown.output
     assert markdown.output.startswith("tolerance Infinity · within_tolerance true")
+
+
+# audit10 D: dy/dx[0] is c[0], an untrainable input; an infinite gap is outside every tolerance
+CONSTANT = ("name: {name}\ninputs:\n  x: [1.0, 2.0]\n"
+            "  c: {{value: [{c0}, 3.0], trainable: false}}\noutputs:\n  y: sum(x * c)\n")
+
+
+def compare_constants(tmp_path, values, extra=()):
+    paths = []
+    for i, c0 in enumerate(values):
+        path = tmp_path / f"c{i}.yaml"
+        path.write_text(CONSTANT.format(name=f"c{i}", c0=c0))
+        paths.append(str(path))
+    return CliRunner().invoke(cli, ["compare", *paths, "--format", "json", *extra], env=ENV)
+
+
+@pytest.mark.parametrize("values", [(".inf", "-.inf"), (".inf", "1.0"), ("-.inf", "1e308"),
+                                    ("1.0", ".inf")])
+@pytest.mark.parametrize("tolerance", ["inf", "1e300"])
+def test_an_infinity_against_another_value_is_outside_every_tolerance(tmp_path, values, tolerance):
+    result = compare_constants(tmp_path, values, ["--tolerance", tolerance])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.output)
+    assert doc["within_tolerance"] is False
+    row, = [r for r in doc["rows"] if r["input"] == "x"]
+    expected = [float(v.replace(".inf", "inf")) for v in values]  # the oracle: d(x . c)/dx = c
+    assert [r[0] if not isinstance(r[0], str) else float(r[0].replace("Infinity", "inf"))
+            for r in row["overridden"]] == expected
+    assert row["within"] is False
+
+
+def test_equal_infinities_and_finite_gaps_that_overflow_pass_an_infinite_tolerance(tmp_path):
+    same = compare_constants(tmp_path, [".inf", ".inf"], ["--tolerance", "inf"])
+    assert same.exit_code == 0, same.output
+    assert json.loads(same.output)["within_tolerance"] is True
+    # 1.7e308 - (-1.7e308) overflows to inf in float64, but the gap between two numbers is finite
+    wide = compare_constants(tmp_path, ["1.7e308", "-1.7e308"], ["--tolerance", "inf"])
+    assert wide.exit_code == 0, wide.output
+    assert json.loads(wide.output)["within_tolerance"] is True
