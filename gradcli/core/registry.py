@@ -6,13 +6,14 @@ override scope remaps op types to names for the ops built inside it.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from contextlib import contextmanager
 from typing import Callable, Mapping
 
 from ..errors import RegistryError
-from ..ops import op_key
+from ..ops import OPS, op_key
 
 Rule = Callable[..., object]  # rule(op, *output_grads) -> one gradient per input
 
@@ -176,14 +177,25 @@ class gradient_override_map:
         if self.warn_unused and exc[0] is None:
             for key, ops in self.matches.items():
                 if not ops:
+                    name = self.original_keys[key]
+                    why = (f"{name!r} is not an op type (a custom_gradient in TensorFlow)"
+                           if key in _not_op_types() else
+                           f"no op of type {name!r} was built inside the scope")
                     warnings.warn(OverrideUnusedWarning(
-                        f"gradient_override_map entry {self.original_keys[key]!r} -> "
-                        f"{self.mapping[key]!r} matched no op: no op of type "
-                        f"{self.original_keys[key]!r} was built inside the scope"), stacklevel=2)
+                        f"gradient_override_map entry {name!r} -> {self.mapping[key]!r} "
+                        f"matched no op: {why}"), stacklevel=2)
 
     @property
     def unused(self) -> list[str]:
         return [self.original_keys[k] for k, ops in self.matches.items() if not ops]
+
+
+@functools.cache
+def _not_op_types() -> frozenset:
+    """What the core builds as an op but TensorFlow does not (tf.grad_pass_through is a
+    custom_gradient): no override_map entry reaches it there, nor here. The op table's
+    `interpreted` flag, which the spec's override_map reads too."""
+    return frozenset(op_key(name) for name, spec in OPS.items() if spec.interpreted)
 
 
 @contextmanager
@@ -200,6 +212,8 @@ def overrides_paused():
 def claim_override(op) -> str | None:
     """The gradient name the innermost scope assigns to a new op, noting the match."""
     key = op_key(op.type)
+    if key in _not_op_types():
+        return None
     for scope in reversed(_scopes.stack):
         if key in scope.mapping:
             scope.matches[key].append(op)

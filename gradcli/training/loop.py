@@ -147,6 +147,14 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
     record.final = trainee.read()
     trainee.feed(feed.part("train"))
     record.final_loss = trainee.loss()
+    if record.nonfinite is None and not math.isfinite(record.final_loss):
+        # every step's loss and update finite, and yet the last update left a loss that is not
+        # (log(w) after w crossed 0): located at the final values, as a step's loss would be,
+        # and named by its JSON key
+        found = checks.loss_birth(trainee.nonfinite(record.steps, record.final_loss, None))
+        if found is not None:
+            record.nonfinite = Nonfinite("train", found.op, found.expr, found.location,
+                                         "final_loss", found.value, found.born, found.step)
     if spec.metrics:
         record.final_metrics = {m: {part: values[-1] for part, values in per_part.items()}
                                 for m, per_part in record.metrics.items()}

@@ -200,6 +200,38 @@ train:
         run(text.replace("steps: 3", "steps: 3\n  on_nonfinite: error"), backend)
 
 
+FINAL = """
+inputs:
+  w: [0.5, 2.0]
+outputs:
+  loss: sum(log(w))
+train:
+  loss: loss
+  optimizer: {name: sgd, lr: 0.3}
+  steps: 1
+expect:
+  finite: true
+"""
+
+
+def test_a_final_loss_made_nan_by_the_last_update_fails_finite(backend):
+    """Every step's loss and update finite (one step: log(0.5) + log(2) = 0, w -> [-0.1, 1.85]),
+    and yet the final loss is NaN: log of the negative w. `finite` passed it before."""
+    w = np.array([0.5, 2.0])
+    after = w - 0.3 / w  # d sum(log(w)) / dw = 1 / w
+    with np.errstate(invalid="ignore"):
+        assert np.isfinite(after).all() and np.isnan(np.sum(np.log(after)))
+    result = run(FINAL, backend)
+    assert np.isnan(result.train.final_loss) and np.isfinite(result.train.loss).all()
+    np.testing.assert_allclose(result.train.final["w"], after, rtol=1e-6)  # float32
+    born = only_birth(result)
+    assert (born.op, born.expr, born.step, born.tensor) == ("log", "log(w)", 1, "final_loss")
+    assert born.location == place(FINAL, "log(w)")
+    assert result.expect.failures == [
+        f"finite: train final_loss is NaN at step 1, born as NaN at log(w) "
+        f"({place(FINAL, 'log(w)')})"]
+
+
 # ----- what the command says -----
 def test_cli_text_and_json(tmp_path):
     spec = tmp_path / "fin.yaml"
