@@ -12,6 +12,7 @@ from . import backends, norms
 from .backends.program import Convention, TrainRecord, check_grad_ys, nonfinite_kind, train_error
 from .core.budget import DEFAULT_TOTAL, memory_budget
 from .errors import GradcliError, SpecError
+from .expected import miss
 from .fd import directional_projection
 from .record import Factory, record
 from .spec import lint, unmatched_at_run  # not .spec.lint: that would shadow lint() by its module
@@ -256,15 +257,9 @@ def check_expect(expect, result: Result) -> ExpectOutcome:
             if expected is not actual and not (expected is None and actual is None):
                 failures.append(f"{label}: expected {_show(expected)}, got {_show(actual)}")
             return
-        exp_arr = np.asarray(expected, dtype=np.float64)
-        act_arr = np.asarray(actual, dtype=np.float64)
-        if exp_arr.shape != act_arr.shape and exp_arr.ndim:
-            failures.append(f"{label}: expected shape {exp_arr.shape}, got {act_arr.shape}")
-            return
-        if not np.allclose(act_arr, exp_arr, rtol=expect.rtol, atol=expect.atol, equal_nan=True):
-            gap = max_gap(act_arr, exp_arr)
-            failures.append(f"{label}: expected {_show(expected)}, got {_show(actual)} "
-                            f"(max |diff| {spelled(gap, '.3g')}; rtol {expect.rtol:g}, atol {expect.atol:g})")
+        missed = miss(expected, actual, expect.rtol, expect.atol)
+        if missed is not None:
+            failures.append(f"{label}: {missed}")
 
     if expect.finite:
         failures += [f"finite: {_nonfinite_text(n)}" for n in result.nonfinite]

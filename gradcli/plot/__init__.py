@@ -12,6 +12,7 @@ from ..errors import GradcliError
 FORMATS = (".png", ".svg", ".pdf")
 HINT = "pip install 'gradcli[plot]'"
 NAME_BYTES = 200    # of a default file name's spec name, leaving room for -<kind>.png
+PNG_DPI = 150
 NO_DATE = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}  # the same figure, the same bytes
 
 
@@ -60,7 +61,13 @@ def figure_bytes(fig, fmt: str) -> bytes:
     buffer, plt = io.BytesIO(), pyplot()
     try:
         with styled(plt):  # savefig reads rc settings too (svg ids, facecolor)
-            fig.savefig(buffer, format=fmt, dpi=150 if fmt == "png" else "figure",
+            if fmt == "png":
+                # a layout at the saved dpi before the saving one: an axis label's place is
+                # kept in pixels from the last draw (at 100 dpi), so the one draw at 150 laid
+                # the axes out around a label that then moved, off the figure's left edge
+                fig.set_dpi(PNG_DPI)
+                fig.draw_without_rendering()
+            fig.savefig(buffer, format=fmt, dpi=PNG_DPI if fmt == "png" else "figure",
                         metadata=NO_DATE.get(fmt))
     finally:
         plt.close(fig)

@@ -109,10 +109,24 @@ class SweepSeries:
 
     def band_text(self) -> str:
         """What a point and its band are (the subtitle's and the report caption's words): "mean
-        ± 1 std (ddof 1) over 8 seeds"; with one run per point there is no std, so no band."""
+        ± 1 std (ddof 1) over 8 seeds"; over the runs a point really has where some have no
+        finite value there or end before it ("over 2–3 of 3 seeds", the legend's n); with one
+        run per point there is no std, so no band (audit11 P2: 1 of 6 seeds was "over 6")."""
         if not self.pooled:
             return "one run per point (no band: nothing pooled)"
-        return f"mean ± 1 std (ddof 1) {self.over()}"
+        total = math.prod(self.sizes.get(k, 0) for k in self.pooled)
+        n = np.concatenate([line.n for line in self.lines])
+        n = n[n > 0]
+        lo, hi = (int(n.min()), int(n.max())) if n.size else (0, 0)
+        if not 0 < hi <= total or lo == total:
+            return f"mean ± 1 std (ddof 1) {self.over()}"
+        planned = self.over()[len("over "):]
+        if len(self.pooled) > 1:
+            planned = f"{total} runs ({planned})"
+        counted = f"{lo} of {planned}" if lo == hi else f"{lo}–{hi} of {planned}"
+        if hi == 1:
+            return f"{counted} per point: no band"
+        return f"mean ± 1 std (ddof 1) over {counted}"
 
     def over(self) -> str:
         """What each point's mean and std are over: "over 8 seeds", "over 8 seeds × 3 values of

@@ -43,9 +43,10 @@ def notes(series) -> list:
         found.append(f"{nonfinite} run{'s' * (nonfinite != 1)} without a finite "
                      f"{series.y_column} left out")
     if series.shorter:
+        # "end early" would read as stopped: most have fewer batches per epoch or fewer steps
         found.append(f"{series.shorter} run{'s' * (series.shorter != 1)} "
-                     f"end{'s' * (series.shorter == 1)} early: later steps' means are over "
-                     "fewer runs")
+                     f"ha{'s' if series.shorter == 1 else 've'} fewer steps: later steps' means "
+                     "are over fewer runs")
     others = [k for k in series.pooled if k != "seed"]
     if others:  # the subtitle names them too; the legend keeps them in view
         found.append("pooled over " + ", ".join(others))

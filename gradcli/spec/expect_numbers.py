@@ -13,7 +13,7 @@ those (refuse_booleans) before anything else, with the same placed message.
 from __future__ import annotations
 
 from gradcli.errors import SpecError
-from gradcli.spec.arrays import Literal, literal
+from gradcli.spec.arrays import Literal, flatten, literal
 from gradcli.spec.document import Scalar, Seq, YNode
 from gradcli.spec.fields import describe, fail, number_value
 
@@ -38,7 +38,27 @@ def expected_array(node: YNode | None, key: str, *, booleans: bool) -> Literal:
             if item.kind == "bool" and not booleans:
                 raise fail(item, key, f"expected a number, got {describe(item)}: a gradient or "
                                       "a parameter is never boolean")
-    return literal(node, key, None, "float64")
+    checked = literal(node, key, None, "float64")
+    if checked.dtype == "bool":
+        return checked
+    written = [number_value(s, key, finite=False) for s in flatten(node, key)[0]]
+    if all(float(v) == v for v in written if type(v) is int):
+        return checked  # float64 holds every one of them
+    return Written(written, checked.shape, "object")
+
+
+class Written(Literal):
+    """Expected numbers as written, an integer beyond float64's exact ones (2**53) included:
+    an integer value is compared with them exactly (gradcli/expected.py); a float value with
+    their float64 roundings, as with any expected number."""
+
+    __slots__ = ()
+
+    def make(self):
+        import numpy as np
+        array = np.empty(len(self.values), dtype=object)
+        array[:] = self.values
+        return array.reshape(self.shape)
 
 
 def first_boolean(node: YNode | None) -> Scalar | None:

@@ -317,7 +317,8 @@ def read_dir(path) -> SweepDir:
 
 
 def _name(meta: dict, spec_text: str, path: Path) -> str:
-    """The spec's name: sweep.json's "name", else the name: line of the spec's text."""
+    """The spec's name: sweep.json's "name", else the name: line of the spec's text, else
+    (no name: line) its file's stem, as a run names it (audit11 P2: the directory's name)."""
     if isinstance(meta.get("name"), str) and meta["name"]:
         return meta["name"]
     import yaml
@@ -329,6 +330,9 @@ def _name(meta: dict, spec_text: str, path: Path) -> str:
         name = None
     if isinstance(name, str) and name:
         return name
+    spec = meta.get("spec")  # gradcli sweep's: the spec's path, beside its text
+    if isinstance(spec, str) and spec and "\n" not in spec and "spec_text" in meta:
+        return "spec" if spec.startswith("<") else Path(spec).stem  # as spec/build.py names it
     return path.resolve().name or "sweep"
 
 
