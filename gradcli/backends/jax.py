@@ -204,10 +204,25 @@ def _ops(jax, jnp) -> dict:
             return getattr(jnp, op)(x, axis=axis, keepdims=keepdims, **empty)
         return reduction(run)
 
+    @jax.custom_vjp
+    def real_div(x, y):
+        return jnp.divide(x, y)
+
+    def real_div_bwd(residuals, g):
+        # TensorFlow's RealDiv gradient, in its order: jax's own -g * x * y**-2 overflows (and
+        # gives NaN for x = 0) where y**-2 does, at |y| < 5.4e-20 in float32. Through real_div
+        # again, so that a second derivative (grad() in a spec) meets this rule as TF's does.
+        x, y = residuals
+        return real_div(g, y), g * real_div(real_div(-x, y), y)
+
+    real_div.defvjp(lambda x, y: (real_div(x, y), (x, y)), real_div_bwd)
+
     def div(x, y):
         if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(y.dtype, jnp.floating)):
             x, y = x.astype(jnp.float64), y.astype(jnp.float64)
-        return jnp.divide(x, y)
+        # one shape and dtype for the rule's cotangents; broadcast_arrays' own gradient sums back
+        dtype = jnp.result_type(x, y)
+        return real_div(*jnp.broadcast_arrays(x.astype(dtype), y.astype(dtype)))
 
     def clip(x, lo, hi):
         # TensorFlow's clip_by_value (jnp.clip halves the gradient at a bound, gives hi where lo > hi)
