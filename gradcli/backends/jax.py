@@ -184,6 +184,11 @@ def _ops(jax, jnp) -> dict:
             return jnp.sum(x, axis=axis, keepdims=keepdims)
         return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)  # jnp widens int32
 
+    def prod(x, axis, keepdims):
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            return jnp.prod(x, axis=axis, keepdims=keepdims)
+        return jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)  # jnp widens int32
+
     def mean(x, axis, keepdims):
         if jnp.issubdtype(x.dtype, jnp.floating):
             return jnp.mean(x, axis=axis, keepdims=keepdims)
@@ -253,7 +258,7 @@ def _ops(jax, jnp) -> dict:
         "abs": abs_, "div": div,
         "max": refusing_booleans("max", extreme("max"), is_boolean),
         "min": refusing_booleans("min", extreme("min"), is_boolean),
-        "prod": refusing_booleans("prod", reduction(jnp.prod), is_boolean),
+        "prod": refusing_booleans("prod", reduction(prod), is_boolean),
         "sum": refusing_booleans("sum", reduction(sum_), is_boolean),
         "mean": refusing_booleans("mean", reduction(mean), is_boolean),
         # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves

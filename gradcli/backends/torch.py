@@ -196,7 +196,7 @@ def _ops(torch, dtypes) -> dict:
 
     def prod(x, axis, keepdims):
         for a in sorted(axis, reverse=True):
-            x = torch.prod(x, dim=a, keepdim=keepdims)
+            x = torch.prod(x, dim=a, keepdim=keepdims, dtype=x.dtype)  # torch widens int32
         return x
 
     def sum_(x, axis, keepdims):

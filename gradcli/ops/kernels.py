@@ -76,8 +76,12 @@ def reduce_min(v, axis=None, keepdims=False):
 
 
 def reduce_prod(v, axis=None, keepdims=False):
-    """np.prod; a boolean has none, as in TensorFlow."""
+    """np.prod, but an integer product keeps its dtype and wraps, as tf.reduce_prod (np.prod
+    widens int32 to int64), and a boolean has none, as in TensorFlow."""
     refuse_boolean("prod", _is_boolean(v))
+    a = v if isinstance(v, np.ndarray) else np.asarray(v)
+    if a.dtype.kind in "iu":
+        return np.multiply.reduce(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
     return np.prod(v, axis=axis, keepdims=keepdims)
 
 
