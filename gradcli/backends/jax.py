@@ -15,7 +15,13 @@ import math
 
 import numpy as np
 
-from ..ops.kernels import check_label_dtype, check_labels, empty_identity, refusing_booleans
+from ..ops.kernels import (
+    check_label_dtype,
+    check_labels,
+    empty_identity,
+    refusing_booleans,
+    refusing_non_floats,
+)
 from . import availability
 from .kit import NONFINITE, EdgeNote, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -271,5 +277,6 @@ def _ops(jax, jnp) -> dict:
         "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
         "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }
-    return derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
-                  {"reduction": reduction})
+    ops = derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
+                 {"reduction": reduction})
+    return refusing_non_floats(ops, lambda x: np.dtype(x.dtype).name)
