@@ -228,8 +228,14 @@ class EagerBuilder(Arguments, GradOfBuild, SpecBuilder):
 
         def op(*args, **kwargs):
             values = {**spec.defaults, **dict(zip(spec.params, args)), **kwargs}
-            return spec.formula(own, *[values[p] for p in spec.tensor_params],
-                                **{p: values[p] for p in attributes})
+            tensors = [values[p] for p in spec.tensor_params]
+            first = tensors[0]
+            if self.is_tensor(first) and self.is_float(first):
+                # tf.clip_by_norm casts an integer clip_norm tensor to t's dtype (as the core)
+                tensors[1:] = [own.cast(v, dtype=self.dtype_name(first))
+                               if self.is_tensor(v) and self.dtype_name(v).startswith(("int", "uint"))
+                               else v for v in tensors[1:]]
+            return spec.formula(own, *tensors, **{p: values[p] for p in attributes})
 
         op.__name__ = spec.name
         return op

@@ -15,7 +15,13 @@ import math
 
 import numpy as np
 
-from ..ops.kernels import check_label_dtype, check_labels, empty_identity, refusing_booleans
+from ..ops.kernels import (
+    check_label_dtype,
+    check_labels,
+    empty_identity,
+    refusing_booleans,
+    refusing_non_floats,
+)
 from . import availability
 from .kit import NONFINITE, EdgeNote, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -184,6 +190,11 @@ def _ops(jax, jnp) -> dict:
             return jnp.sum(x, axis=axis, keepdims=keepdims)
         return jnp.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)  # jnp widens int32
 
+    def prod(x, axis, keepdims):
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            return jnp.prod(x, axis=axis, keepdims=keepdims)
+        return jnp.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)  # jnp widens int32
+
     def mean(x, axis, keepdims):
         if jnp.issubdtype(x.dtype, jnp.floating):
             return jnp.mean(x, axis=axis, keepdims=keepdims)
@@ -204,10 +215,25 @@ def _ops(jax, jnp) -> dict:
             return getattr(jnp, op)(x, axis=axis, keepdims=keepdims, **empty)
         return reduction(run)
 
+    @jax.custom_vjp
+    def real_div(x, y):
+        return jnp.divide(x, y)
+
+    def real_div_bwd(residuals, g):
+        # TensorFlow's RealDiv gradient, in its order: jax's own -g * x * y**-2 overflows (and
+        # gives NaN for x = 0) where y**-2 does, at |y| < 5.4e-20 in float32. Through real_div
+        # again, so that a second derivative (grad() in a spec) meets this rule as TF's does.
+        x, y = residuals
+        return real_div(g, y), g * real_div(real_div(-x, y), y)
+
+    real_div.defvjp(lambda x, y: (real_div(x, y), (x, y)), real_div_bwd)
+
     def div(x, y):
         if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(y.dtype, jnp.floating)):
             x, y = x.astype(jnp.float64), y.astype(jnp.float64)
-        return jnp.divide(x, y)
+        # one shape and dtype for the rule's cotangents; broadcast_arrays' own gradient sums back
+        dtype = jnp.result_type(x, y)
+        return real_div(*jnp.broadcast_arrays(x.astype(dtype), y.astype(dtype)))
 
     def clip(x, lo, hi):
         # TensorFlow's clip_by_value (jnp.clip halves the gradient at a bound, gives hi where lo > hi)
@@ -238,7 +264,7 @@ def _ops(jax, jnp) -> dict:
         "abs": abs_, "div": div,
         "max": refusing_booleans("max", extreme("max"), is_boolean),
         "min": refusing_booleans("min", extreme("min"), is_boolean),
-        "prod": refusing_booleans("prod", reduction(jnp.prod), is_boolean),
+        "prod": refusing_booleans("prod", reduction(prod), is_boolean),
         "sum": refusing_booleans("sum", reduction(sum_), is_boolean),
         "mean": refusing_booleans("mean", reduction(mean), is_boolean),
         # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves
@@ -251,5 +277,6 @@ def _ops(jax, jnp) -> dict:
         "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
         "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }
-    return derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
-                  {"reduction": reduction})
+    ops = derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
+                 {"reduction": reduction})
+    return refusing_non_floats(ops, lambda x: np.dtype(x.dtype).name)

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..ops.kernels import check_label_dtype, refusing_booleans
+from ..ops.kernels import check_label_dtype, refusing_booleans, refusing_non_floats
 from . import availability
 from .kit import unavailable
 from .opmap import derive
@@ -190,6 +190,8 @@ def _ops(tf) -> dict:
     def first_nan_or(fn):
         # tf.math.argmax/argmin skip NaN; numpy, torch and jax (and the core) pick the first NaN
         def run(x, axis):
+            if not x.dtype.is_floating:  # no NaN to look for (and tf.math.is_nan takes floats only)
+                return fn(x, axis=axis, output_type=tf.int64)
             nan = tf.math.is_nan(x)
             first_nan = tf.math.argmax(tf.cast(nan, tf.int8), axis=axis, output_type=tf.int64)
             return tf.where(tf.reduce_any(nan, axis=axis), first_nan,
@@ -227,4 +229,5 @@ def _ops(tf) -> dict:
         "getitem": getitem, "max_with_argmax": max_with_argmax,
         "argmax": argmax, "argmin": first_nan_or(tf.math.argmin), "erf": erf,
     }
-    return derive("tensorflow", {"tf": tf, "tnp": tnp}, own, {"reduction": reduction})
+    ops = derive("tensorflow", {"tf": tf, "tnp": tnp}, own, {"reduction": reduction})
+    return refusing_non_floats(ops, lambda x: x.dtype.name)  # in gradcli's words, not a NodeDef

@@ -13,7 +13,13 @@ import math
 
 import numpy as np
 
-from ..ops.kernels import check_label_dtype, check_labels, empty_identity, refusing_booleans
+from ..ops.kernels import (
+    check_label_dtype,
+    check_labels,
+    empty_identity,
+    refusing_booleans,
+    refusing_non_floats,
+)
 from . import availability
 from .kit import NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
 from .opmap import derive
@@ -196,7 +202,7 @@ def _ops(torch, dtypes) -> dict:
 
     def prod(x, axis, keepdims):
         for a in sorted(axis, reverse=True):
-            x = torch.prod(x, dim=a, keepdim=keepdims)
+            x = torch.prod(x, dim=a, keepdim=keepdims, dtype=x.dtype)  # torch widens int32
         return x
 
     def sum_(x, axis, keepdims):
@@ -286,4 +292,11 @@ def _ops(torch, dtypes) -> dict:
         "getitem": getitem, "max_with_argmax": max_with_argmax,
         "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }
-    return derive("torch", {"torch": torch, "F": F}, own, {"reduction": reduction})
+    ops = derive("torch", {"torch": torch, "F": F}, own, {"reduction": reduction})
+
+    def booleans_as_bytes(run):
+        # torch.argmax and argmin have no boolean kernel; TensorFlow's have (True > False)
+        return lambda x, axis: run(x.to(torch.uint8) if x.dtype == torch.bool else x, axis=axis)
+
+    ops["argmax"], ops["argmin"] = booleans_as_bytes(ops["argmax"]), booleans_as_bytes(ops["argmin"])
+    return refusing_non_floats(ops, lambda x: str(x.dtype).removeprefix("torch."))

@@ -32,6 +32,9 @@ def clip_by_norm(t, clip_norm, axes=None) -> Tensor:
     if np.isscalar(clip_norm) and clip_norm < 0:
         clip_norm = 0
     clip_norm = M.convert(clip_norm, like=values)
+    if clip_norm.dtype.kind in "iu" and values.dtype.kind == "f":
+        # TF casts a tensor clip_norm to t's dtype: an integer one would mix dtypes in the formula
+        clip_norm = M.cast(clip_norm, values.dtype)
     try:
         fits = np.broadcast_shapes(values.shape, clip_norm.shape) == values.shape
     except ValueError:

@@ -76,8 +76,12 @@ def reduce_min(v, axis=None, keepdims=False):
 
 
 def reduce_prod(v, axis=None, keepdims=False):
-    """np.prod; a boolean has none, as in TensorFlow."""
+    """np.prod, but an integer product keeps its dtype and wraps, as tf.reduce_prod (np.prod
+    widens int32 to int64), and a boolean has none, as in TensorFlow."""
     refuse_boolean("prod", _is_boolean(v))
+    a = v if isinstance(v, np.ndarray) else np.asarray(v)
+    if a.dtype.kind in "iu":
+        return np.multiply.reduce(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
     return np.prod(v, axis=axis, keepdims=keepdims)
 
 
@@ -99,6 +103,7 @@ def empty_identity(dtype, op: str):
 
 
 def logsumexp(v, axis=None, keepdims=False):
+    refuse_non_float("logsumexp", np.asarray(v).dtype.name)
     peak = reduce_max(v, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)
     out = np.log(np.sum(np.exp(v - peak), axis=axis, keepdims=True)) + peak
@@ -106,11 +111,13 @@ def logsumexp(v, axis=None, keepdims=False):
 
 
 def softmax(v, axis=-1):
+    refuse_non_float("softmax", np.asarray(v).dtype.name)
     e = np.exp(v - reduce_max(v, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def log_softmax(v, axis=-1):
+    refuse_non_float("log_softmax", np.asarray(v).dtype.name)
     shifted = v - reduce_max(v, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
@@ -182,6 +189,32 @@ def refusing_booleans(op_name: str, run, is_boolean):
         return run(x, axis=axis, keepdims=keepdims)
     checked.__name__ = op_name
     return checked
+
+
+# the ops TensorFlow runs on floats only (no integer or boolean kernel): its op's name
+FLOAT_ONLY = {"logsumexp": "reduce_logsumexp", "softmax": "nn.softmax",
+              "log_softmax": "nn.log_softmax"}
+
+
+def refuse_non_float(op_name: str, dtype_name: str) -> None:
+    """logsumexp, softmax and log_softmax of an integer or boolean tensor fail alike on every
+    backend, as in TensorFlow (numpy and jax would answer in float64, torch in float32)."""
+    if not dtype_name.startswith("float"):
+        article = "an" if dtype_name[0] in "aeiou" else "a"
+        raise TypeError(f"{op_name} of {article} {dtype_name} tensor is not defined, as TensorFlow's "
+                        f"{FLOAT_ONLY[op_name]} has floats only; cast it first: "
+                        f"{op_name}(cast(k, dtype(x))), x a float tensor")
+
+
+def refusing_non_floats(ops: dict, dtype_name) -> dict:
+    """A framework's op table with FLOAT_ONLY's ops refusing a non-float input first."""
+    def checked(op_name, run):
+        def op(x, *args, **kwargs):
+            refuse_non_float(op_name, dtype_name(x))
+            return run(x, *args, **kwargs)
+        op.__name__ = op_name
+        return op
+    return {**ops, **{name: checked(name, ops[name]) for name in FLOAT_ONLY}}
 
 
 def _mean_of_nothing(v, axis, keepdims):

@@ -1,8 +1,9 @@
-"""sum and mean of integer and boolean tensors are TensorFlow 2.21's on every backend (tryout10
+"""sum, mean and prod of integer and boolean tensors are TensorFlow 2.21's on every backend (tryout10
 F2, audit10 B: mean of int64 [-7, 5, 3, 4, -1] was 0.8 on numpy and jax, 0 on tensorflow, an
 error on torch; mean(x > 0) ran on numpy and jax only).
 
 - an integer sum keeps its dtype and wraps (tf.reduce_sum; numpy, torch and jax widen int32);
+- an integer prod keeps its dtype and wraps too (tf.reduce_prod; audit11 I1);
 - an integer mean is tf.reduce_mean's: an integer of the input's dtype, truncated toward zero;
 - a boolean has neither: refused as the spec loads where the expression shows the boolean,
   else by every backend in the same words, at the expression's place.
@@ -38,6 +39,9 @@ INPUTS = {  # name: (values, dtype)
     "low64": ([I64_MIN, -1], "int64"),
     "empty": ([[], []], "int32"),
     "one": (-3, "int64"),
+    "p32": ([65536, 65536, 3], "int32"),            # 3 * 2**32: its prod wraps to 0 in int32
+    "pn": ([[-7, 65536], [40000, 60000], [3, -1]], "int32"),
+    "p64": ([2**62, 3, -5], "int64"),
 }
 CASES = {  # let name: (expression, TensorFlow's op on the input's tensor)
     "s_k": ("sum(k)", lambda t: tf.reduce_sum(t["k"])),
@@ -58,11 +62,22 @@ CASES = {  # let name: (expression, TensorFlow's op on the input's tensor)
     "m_empty": ("mean(empty, axis=1)", lambda t: tf.reduce_mean(t["empty"], axis=1)),
     "m_none": ("mean(k, axis=[])", lambda t: tf.reduce_mean(t["k"], axis=[])),
     "m_one": ("mean(one)", lambda t: tf.reduce_mean(t["one"])),
+    # prod keeps its dtype and wraps, as sum (audit11 I1: the int64 12884901888 on numpy, torch
+    # and jax, where TensorFlow gives the int32 0)
+    "p_32": ("prod(p32)", lambda t: tf.reduce_prod(t["p32"])),
+    "p_n0": ("prod(pn, axis=0)", lambda t: tf.reduce_prod(t["pn"], axis=0)),
+    "p_n1": ("prod(pn, axis=1, keepdims=True)", lambda t: tf.reduce_prod(t["pn"], axis=1, keepdims=True)),
+    "p_n": ("prod(pn, axis=[0, 1])", lambda t: tf.reduce_prod(t["pn"], axis=[0, 1])),
+    "p_64": ("prod(p64)", lambda t: tf.reduce_prod(t["p64"])),
+    "p_empty": ("prod(empty, axis=1)", lambda t: tf.reduce_prod(t["empty"], axis=1)),
+    "p_slice": ("prod(p32[0:0])", lambda t: tf.reduce_prod(t["p32"][0:0])),
+    "p_none": ("prod(p32, axis=[])", lambda t: tf.reduce_prod(t["p32"], axis=[])),
+    "p_one": ("prod(one)", lambda t: tf.reduce_prod(t["one"])),
 }
 SPEC = ("inputs:\n  x: [1.0, 2.0]\n"
         + "".join(f"  {n}: {{value: {v}, dtype: {d}}}\n" for n, (v, d) in INPUTS.items())
         + "let:\n" + "".join(f"  {n}: {e}\n" for n, (e, _) in CASES.items())
-        + "outputs:\n  y: sum(x * cast(mean(k), dtype(x)))\n")
+        + "outputs:\n  y: sum(x * cast(mean(k), dtype(x)))\n  z: sum(x * cast(prod(p32), dtype(x)))\n")
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +88,7 @@ def tensorflows():
 
 def test_integer_sum_and_mean_are_tensorflows(backend, tensorflows):
     assert tensorflows["m_k"] == 0 and tensorflows["m_h"] == -3  # what the finding was about
+    assert tensorflows["p_32"] == 0 and tensorflows["p_32"].dtype == np.int32  # and audit11 I1
     result = runner.run(load(SPEC, "ints"), backend=backend)
     for name, expected in tensorflows.items():
         got = np.asarray(result.values[name])
@@ -80,6 +96,8 @@ def test_integer_sum_and_mean_are_tensorflows(backend, tensorflows):
         assert got.shape == expected.shape and np.array_equal(got, expected), (name, got, expected)
     # dy/dx of sum(x * mean(k)) is TensorFlow's integer mean, 0, not numpy's 0.8
     np.testing.assert_array_equal(result.gradients["y"]["x"].overridden, [0.0, 0.0])
+    # dz/dx of sum(x * prod(p32)) is TensorFlow's wrapped product, 0, not 12884901888
+    np.testing.assert_array_equal(result.gradients["z"]["x"].overridden, [0.0, 0.0])
 
 
 @pytest.mark.parametrize("text, where, hint", [
