@@ -13,8 +13,8 @@ from gradcli.lang.ast import Call, walk
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import FLOAT_DTYPES, Arrays, literal
 from gradcli.spec.booleans import refuse_boolean_reductions
-from gradcli.spec.dtypes import refuse_mixed_dtypes
 from gradcli.spec.document import Map, YNode, to_plain
+from gradcli.spec.dtypes import refuse_mixed_dtypes
 from gradcli.spec.expect import build_expect
 from gradcli.spec.fields import (
     check_keys,
