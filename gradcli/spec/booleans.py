@@ -16,19 +16,15 @@ from __future__ import annotations
 from gradcli.lang.ast import Call, walk
 from gradcli.lang.places import Place
 from gradcli.ops.table import boolean_reduction
-from gradcli.spec.dtypes import argument, spec_error, visit
-from gradcli.spec.model import Experiment, Expr
+from gradcli.spec.dtypes import argument, spec_error
+from gradcli.spec.model import Expr
 
 REFUSED = ("sum", "mean", "max", "min", "prod")
 
 
-def refuse_boolean_reductions(exp: Experiment) -> None:
-    """Raise a SpecError at the first reduction in REFUSED whose argument is boolean by
-    construction."""
-    visit(exp, _check)
-
-
-def _check(expr: Expr, dtypes: dict, key: str, like: str) -> None:
+def refuse_boolean_reductions(expr: Expr, dtypes: dict, key: str, like: str) -> None:
+    """Raise a SpecError at the first reduction in REFUSED of expr whose argument is boolean
+    by construction (a check for spec/dtypes.visit)."""
     for node in walk(expr.node):
         if isinstance(node, Call) and node.func in REFUSED:
             x = argument(node, "x")

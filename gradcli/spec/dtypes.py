@@ -32,10 +32,11 @@ SAME_DTYPE = frozenset({"getitem", "reshape", "transpose", "identity", "stop_gra
 _INTEGER_KEPT = frozenset({"neg", "abs", "square", "sign"})  # unary ops that keep an integer
 
 
-def visit(exp: Experiment, check) -> None:
-    """check(expr, dtypes, key, like) on every expression of exp, in the order its names are
-    defined; dtypes maps id(node) to the node's dtype (node_dtypes), like is what a hint casts
-    a boolean or an integer to."""
+def visit(exp: Experiment, *checks) -> None:
+    """check(expr, dtypes, key, like) for each of checks on every expression of exp, in the
+    order its names are defined (one walk for all: it is on every load's path); dtypes maps
+    id(node) to the node's dtype (node_dtypes), like is what a hint casts a boolean or an
+    integer to."""
     floats = [n for n, spec in exp.inputs.items() if spec.dtype in FLOAT_DTYPES]
     like = f"dtype({floats[0]})" if floats else exp.dtype
     known = {n: spec.dtype for n, spec in exp.inputs.items()}
@@ -43,7 +44,8 @@ def visit(exp: Experiment, check) -> None:
 
     def seen(expr: Expr, names: dict, key: str, like: str) -> dict:
         dtypes = node_dtypes(expr.node, names, functions)
-        check(expr, dtypes, key, like)
+        for check in checks:
+            check(expr, dtypes, key, like)
         return dtypes
 
     for fname, fn in exp.functions.items():  # a function calls only those above it
@@ -77,12 +79,9 @@ def _bind(names: tuple, expr: Expr, dtypes: dict, known: dict) -> None:
         known[names[0]] = None if dtype == NUMBER else dtype
 
 
-def refuse_mixed_dtypes(exp: Experiment) -> None:
-    """Raise a SpecError at the first op whose tensors have two dtypes by construction."""
-    visit(exp, _check_mixed)
-
-
-def _check_mixed(expr: Expr, dtypes: dict, key: str, like: str) -> None:
+def refuse_mixed_dtypes(expr: Expr, dtypes: dict, key: str, like: str) -> None:
+    """Raise a SpecError at the first op of expr whose tensors have two dtypes by
+    construction (a check for visit)."""
     mixes = [(node.pos, node, operands) for node in walk(expr.node)
              for operands in [_shared_operands(node)]
              if len({dtypes[id(o)] for o in operands} - {None, NUMBER}) > 1]
