@@ -119,8 +119,8 @@ def convert(value, like: Tensor | None = None) -> Tensor:
 
 def _pair(x, y, type_: str) -> tuple[Tensor, Tensor]:
     """x and y as tensors of one dtype: a number takes the tensor's (number_dtype); two
-    tensors of different dtypes are refused (one_dtype). Off the build's hot path: two tensors
-    of one dtype never come here (elementwise2)."""
+    tensors of different dtypes are refused (one_dtype). One dtype comparison, as before the
+    rule covered integers; elementwise2's fast path (two tensors of one dtype) skips it."""
     if not isinstance(x, Tensor):
         x = convert(x, like=y if isinstance(y, Tensor) else None)
     if not isinstance(y, Tensor):
@@ -236,7 +236,8 @@ def clip(x, lo, hi) -> Tensor:
     lo <= x <= hi, to hi where x > hi and to lo where min(x, hi) < lo or is NaN."""
     x = convert(x)
     lo, hi = convert(lo, like=x), convert(hi, like=x)
-    one_dtype("clip", (x, lo, hi))
+    if lo.dtype != x.dtype or hi.dtype != x.dtype:
+        one_dtype("clip", (x, lo, hi))
     # min then max, as tf.clip_by_value: where lo > hi the result is lo, and a NaN stays NaN
     return make_elementwise("clip", OPS["clip"].kernel, (x, lo, hi))
 
