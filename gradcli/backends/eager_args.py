@@ -11,6 +11,7 @@ import numpy as np
 from ..core import shapes  # axes and index items, normalized as the core does
 from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GraphError
+from ..ops.table import mixed_dtypes, same_dtype_params
 
 
 class Arguments:
@@ -34,10 +35,13 @@ class Arguments:
                 (v for v in tensors if self.kit.dtype_name(v) != "bool"), None)
             inputs = [self._convert(v, like) for v in raw]
             attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
-        floats = {self.kit.dtype_name(t) for t in inputs if self.is_float(t)}
-        if len(floats) > 1:
-            raise GraphError(f"cannot combine a {' tensor with a '.join(sorted(floats))} tensor; "
-                             "cast one of them first (cast(x, dtype(y)))")
+        shared = same_dtype_params(spec)
+        if shared:  # TensorFlow's rule on every framework: one dtype, no promotion
+            same = inputs if spec.variadic else [
+                t for p, t in zip(spec.tensor_params, inputs) if p in shared]
+            dtypes = list(dict.fromkeys(self.kit.dtype_name(t) for t in same))
+            if len(dtypes) > 1:
+                raise GraphError("%s; %s" % mixed_dtypes(spec.name, dtypes))
         return inputs, self._normalized(spec, inputs, attrs)
 
     def _convert(self, value, like):

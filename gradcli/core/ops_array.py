@@ -14,7 +14,7 @@ from . import budget as budgets
 from . import shapes
 from .building import make_elementwise, make_lazy, make_op
 from .graph import Tensor
-from .ops_math import convert, unary
+from .ops_math import convert, one_dtype, unary
 
 
 def _axis_attrs(x: Tensor, axis, keepdims: bool) -> dict:
@@ -95,9 +95,7 @@ def _same_dtype(values, what: str) -> tuple[Tensor, ...]:
         raise GraphError(f"{what}() needs at least one tensor")
     like = next((v for v in values if isinstance(v, Tensor)), None)
     tensors = tuple(convert(v, like=like) for v in values)
-    if len({t.dtype for t in tensors}) > 1:
-        dtypes = sorted({str(t.dtype) for t in tensors})
-        raise GraphError(f"{what}() needs tensors of one dtype, got {dtypes}")
+    one_dtype(what, tensors)
     return tensors
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
+from ..ops.table import mixed_dtypes
 from . import budget as budgets
 from .building import elementwise_dtype, leaf, make_elementwise, make_op
 from .graph import _NO_ATTRS, Tensor
@@ -116,15 +117,25 @@ def convert(value, like: Tensor | None = None) -> Tensor:
     return constant(value)
 
 
-def _pair(x, y) -> tuple[Tensor, Tensor]:
+def _pair(x, y, type_: str) -> tuple[Tensor, Tensor]:
+    """x and y as tensors of one dtype: a number takes the tensor's (number_dtype); two
+    tensors of different dtypes are refused (one_dtype). One dtype comparison, as before the
+    rule covered integers; elementwise2's fast path (two tensors of one dtype) skips it."""
     if not isinstance(x, Tensor):
         x = convert(x, like=y if isinstance(y, Tensor) else None)
     if not isinstance(y, Tensor):
         y = convert(y, like=x)
-    if x.dtype.kind == "f" and y.dtype.kind == "f" and x.dtype != y.dtype:
-        raise GraphError(f"cannot combine a {x.dtype} tensor with a {y.dtype} tensor; "
-                         "cast one of them first (gc.cast)")
+    if x.dtype != y.dtype:
+        one_dtype(type_, (x, y))
     return x, y
+
+
+def one_dtype(type_: str, tensors) -> None:
+    """Refuse tensors of different dtypes as TensorFlow does, in the op table's words
+    (mixed_dtypes): numpy would promote int64 + float64 to float64, bool to int, silently."""
+    dtypes = list(dict.fromkeys(str(t.dtype) for t in tensors))
+    if len(dtypes) > 1:
+        raise GraphError("%s; %s" % mixed_dtypes(type_, dtypes))
 
 
 def unary(type_: str, kernel, x, attrs: dict | None = None) -> Tensor:
@@ -132,7 +143,7 @@ def unary(type_: str, kernel, x, attrs: dict | None = None) -> Tensor:
 
 
 def binary(type_: str, kernel, x, y) -> Tensor:
-    return make_op(type_, kernel, _pair(x, y)).output
+    return make_op(type_, kernel, _pair(x, y, type_)).output
 
 
 def elementwise1(type_: str, kernel):
@@ -162,10 +173,10 @@ def elementwise2(type_: str, kernel):
             if y.__class__ is float:  # y * 0.999: the float's shared constant, if there is one yet
                 shared = _floats.get((y, dtype))
                 if shared is None:
-                    return make_elementwise(type_, kernel, _pair(x, y))
+                    return make_elementwise(type_, kernel, _pair(x, y, type_))
                 y = shared
             elif y.__class__ is not Tensor or y.dtype is not dtype:
-                return make_elementwise(type_, kernel, _pair(x, y))
+                return make_elementwise(type_, kernel, _pair(x, y, type_))
             # two tensors of one dtype: make_elementwise's own checks, done here in fewer steps
             result = results.get(dtype)
             if result is None:
@@ -174,7 +185,7 @@ def elementwise2(type_: str, kernel):
             if result is not False and (not s or s == x.shape) and budgets._active is None:
                 return make_elementwise(type_, kernel, (x, y), _NO_ATTRS, x.shape, result)
             return make_elementwise(type_, kernel, (x, y))
-        return make_elementwise(type_, kernel, _pair(x, y))
+        return make_elementwise(type_, kernel, _pair(x, y, type_))
     return build
 
 
@@ -225,6 +236,8 @@ def clip(x, lo, hi) -> Tensor:
     lo <= x <= hi, to hi where x > hi and to lo where min(x, hi) < lo or is NaN."""
     x = convert(x)
     lo, hi = convert(lo, like=x), convert(hi, like=x)
+    if lo.dtype != x.dtype or hi.dtype != x.dtype:
+        one_dtype("clip", (x, lo, hi))
     # min then max, as tf.clip_by_value: where lo > hi the result is lo, and a NaN stays NaN
     return make_elementwise("clip", OPS["clip"].kernel, (x, lo, hi))
 
@@ -234,7 +247,7 @@ def where(cond, a, b) -> Tensor:
     cond = convert(cond)
     if cond.dtype.kind != "b":
         raise GraphError(f"where() needs a boolean condition, got {cond.dtype}")
-    a, b = _pair(a, b)
+    a, b = _pair(a, b, "where")
     return make_elementwise("where", OPS["where"].kernel, (cond, a, b))
 
 

@@ -120,6 +120,37 @@ op("mean(x, axis=None, keepdims=False)", "mean over axis; of integers, tf.reduce
    tensorflow=OWN)
 
 
+# Which parameters of an op must hold one dtype: TensorFlow 2.21 promotes none of them
+# (int64 + float64, int32 + int64, float32 + float64, a boolean beside a number tensor: every
+# binary op, where's branches, clip's bounds, concat's and stack's list all refuse the mix).
+def same_dtype_params(spec) -> tuple:
+    """The tensor parameters of spec that must share one dtype (a variadic op: its list)."""
+    if spec.family == "binary" or spec.variadic or spec.name == "clip":
+        return spec.tensor_params
+    return ("a", "b") if spec.name == "where" else ()
+
+
+DTYPE_ORDER = ("bool", "int32", "int64", "float32", "float64")  # a hint casts up this order
+
+
+def mixed_dtypes(op_name: str, dtypes, arguments=None) -> tuple:
+    """(why an op on tensors of two dtypes is refused, what to write instead), in the words of
+    every backend and of the loader (spec/dtypes.py). arguments: the two operands' texts,
+    where the loader knows them; the hint casts the lower one (DTYPE_ORDER) to the other."""
+    pair = sorted(dtypes[:2], key=lambda d: DTYPE_ORDER.index(d) if d in DTYPE_ORDER else 9)
+    low, high = pair
+    if arguments is not None:
+        texts = dict(zip(dtypes, arguments))
+        like = f"dtype({texts[high]})" if texts[high].isidentifier() else high
+        cast = f"cast({texts[low]}, {like})"
+    else:
+        cast = f"cast(<the {low} one>, {high})"
+    first, second = (("an " if d.startswith("int") else "a ") + d for d in dtypes[:2])
+    return (f"{op_name}() of {first} tensor and {second} tensor is not defined, as TensorFlow "
+            "promotes neither dtype to the other",
+            f"cast one of them first: {cast}")
+
+
 def boolean_reduction(op_name: str, argument: str = "x > 0", like: str = "dtype(x)") -> tuple:
     """(why a sum, mean, max, min or prod of a boolean is refused, what to write instead), in
     the words of every backend and of the loader (spec/booleans.py): TensorFlow has no boolean

@@ -92,7 +92,8 @@ ERRORS = {
     "getitem": ("inputs:\n  x: [1.0, 2.0, 3.0]\noutputs:\n  y: sum(x[7] * x)\n",
                 "index 7 is out of bounds", 4, 11),
     "stack": ("inputs:\n  x: [1.0, 2.0, 3.0]\n  k: {value: [1, 2, 3], dtype: int64}\noutputs:\n"
-              "  y: sum(stack([x, k]))\n", "stack() needs tensors of one dtype", 5, 10),  # the stack call
+              "  y: sum(stack([x, k]))\n",
+              "stack() of a float64 tensor and an int64 tensor is not defined", 5, 10),  # the call
     "no gradients": ("inputs:\n  x: [1.0, 2.0]\n  c: {value: 2.0, trainable: false}\noutputs:\n"
                      "  y: sum(x * 2)\n  z: c * 3\ntrain:\n  loss: z\n"
                      "  optimizer: {name: sgd, lr: 0.1}\n", "no gradients provided for any variable",

@@ -26,7 +26,7 @@ TAIL = """\
 inputs:
   w: [1.0, -1.0]
 outputs:
-  loss: sum(matmul(X, w)) + sum(cast(y, float64))
+  loss: sum(matmul(X, w)) + sum(cast(y, dtype(w)))
 """
 
 
