@@ -48,8 +48,10 @@ def matmul_misfit(a: tuple, b: tuple, name_a: str, name_b: str) -> str | None:
     """Which shapes of matmul(a, b) do not fit, in the spec's terms, or None: every backend
     words this differently (numpy by its gufunc signature), none of them for a spec's author.
     Batch axes that do not broadcast are left to the backend's own broadcasting message."""
-    if not a or not b:
-        return None
+    if not a or not b:  # numpy, torch and TensorFlow refuse a scalar, each in its own words
+        scalar, shape = (name_a, a) if not a else (name_b, b)
+        return (f"{scalar} is a scalar (shape {shape}); matmul(a, b) needs a and b with at "
+                "least one axis each (multiply a scalar with *)")
     inner = b[0] if len(b) == 1 else b[-2]
     if a[-1] == inner:
         return None
@@ -57,6 +59,15 @@ def matmul_misfit(a: tuple, b: tuple, name_a: str, name_b: str) -> str | None:
     return (f"the shapes {a} and {b} do not fit: {name_a}'s last axis has {a[-1]} elements but "
             f"{name_b}'s {axis} has {inner}; matmul(a, b) needs a's last "
             "axis as long as b's first (b with one or two axes) or second-to-last axis")
+
+
+def _literal_shape(value) -> tuple:
+    """The shape of a bare number (()) or a list literal, as its tensor will have it."""
+    shape = []
+    while isinstance(value, (list, tuple)):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
 
 
 def spec_error(expr, message: str, node=None) -> SpecError:
@@ -186,10 +197,12 @@ class Interpreter:
         return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
 
     def _apply(self, name, node, expr, *args, **kwargs):
-        if name == "matmul" and len(args) == 2 and all(map(self.builder.is_tensor, args)):
+        if name == "matmul" and len(args) == 2 and any(map(self.builder.is_tensor, args)):
             operands = [a.id if isinstance(a, self.ast.Name) else which
                         for a, which in zip(node.args, ("the first operand", "the second operand"))]
-            misfit = matmul_misfit(*map(self.builder.shape, args), *operands)
+            shapes = [self.builder.shape(a) if self.builder.is_tensor(a) else _literal_shape(a)
+                      for a in args]
+            misfit = matmul_misfit(*shapes, *operands)
             if misfit:
                 raise spec_error(expr, f"{name}() failed: {misfit}", node)
         return self._at(name, node, expr, self.builder.ops[name], *args, **kwargs)

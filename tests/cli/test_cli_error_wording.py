@@ -56,3 +56,32 @@ def test_shapes_that_fit_still_run_to_numpys_value(tmp_path, x, w):
     assert done.exit_code == 0, done.output
     assert json.loads(done.output)["values"]["y"] == pytest.approx(
         float(np.matmul(np.array(x), np.array(w)).sum()), rel=1e-15)
+
+
+@pytest.mark.parametrize("expr, said", [
+    ("sum(x) @ 2", "the first operand is a scalar (shape ())"),
+    ("x @ w", "w is a scalar (shape ())"),
+    ("x @ 2", "the second operand is a scalar (shape ())"),
+])
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "tensorflow"])
+def test_a_matmul_of_a_scalar_says_so_on_every_backend(tmp_path, expr, said, backend):
+    # tryout10 F8: each backend refused it in its framework's words ("unsupported operand
+    # type(s) for @", "{{function_node __wrapped__MatMul...")
+    with pytest.raises(ValueError):  # the oracle: numpy's own matmul refuses a scalar
+        np.matmul(np.array([1.0, 2.0]), np.float64(2.0))
+    path = tmp_path / "m.yaml"
+    path.write_text(MATMUL.format(x=[1.0, 2.0], w=3.0, expr=expr))
+    done = CliRunner().invoke(cli, ["run", str(path), "--backend", backend])
+    assert done.exit_code == 2, done.output
+    assert f"{path}:5:" in done.output and said in done.output
+    assert "needs a and b with at least one axis each" in done.output
+    assert "function_node" not in done.output and "Traceback" not in done.output
+
+
+def test_a_matmul_with_a_list_literal_runs_to_numpys_value(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(MATMUL.format(x=[1.0, 2.0], w=1.0, expr="x @ [[1.0, 0.5], [2.0, 3.0]] * w"))
+    done = CliRunner().invoke(cli, ["run", str(path), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    expected = float(np.matmul([1.0, 2.0], [[1.0, 0.5], [2.0, 3.0]]).sum())
+    assert json.loads(done.output)["values"]["y"] == pytest.approx(expected, rel=1e-15)
