@@ -176,16 +176,17 @@ def first_batch(result) -> str:
             "before training")
 
 
-def _brief(array: np.ndarray) -> Text:
+def _brief(array: np.ndarray, limit: int = ELEMENTWISE_LIMIT) -> Text:
     from rich.text import Text
 
-    return Text(*_brief_cell(array))
+    return Text(*_brief_cell(array, limit))
 
 
-def _brief_cell(array: np.ndarray) -> Styled:
+def _brief_cell(array: np.ndarray, limit: int = ELEMENTWISE_LIMIT) -> Styled:
+    """A tensor in one cell: its elements up to `limit` of them, else min, max and mean."""
     if array.ndim == 0:
         return _number(array.item())
-    if array.size <= ELEMENTWISE_LIMIT:
+    if array.size <= limit:
         text = array_text(array, precision=6, separator=", ", max_line_width=100)
         non_finite = array.dtype.kind == "f" and not np.all(np.isfinite(array))
         return text, "bold red" if non_finite else ""

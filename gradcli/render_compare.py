@@ -13,6 +13,9 @@ from .printable import printable
 from .render import ELEMENTWISE_LIMIT, _brief, _table, jsonable, note_elements, number_text, spec_text
 from .render_train import evaluation_loss, shown_steps, train_json
 
+# a column per run shares the width: a longer tensor wrapped mid-array, a lone "," on a line
+SIDE_BY_SIDE_LIMIT = 8
+
 
 def write_comparisons(comparisons: list, tolerance: float | None, fmt: str, out,
                       output: str | None, specs) -> None:
@@ -298,7 +301,8 @@ def training_comparison_table(labels: list[str], rows, tolerance: float | None,
         table.add_column(allowance(tolerance, float32_rtol))
     for row in rows:
         cells = [Text(v, style="dim") if isinstance(v, str)  # NOT_TRAINED
-                 else Text(ABSENT, style="dim") if v is None else _brief(np.asarray(v, dtype=np.float64))
+                 else Text(ABSENT, style="dim") if v is None
+                 else _brief(np.asarray(v, dtype=np.float64), limit=SIDE_BY_SIDE_LIMIT)
                  for v in row.values]
         verdict = [] if tolerance is None else [_verdict(row)]
         table.add_row(spec_text(row.quantity), *cells, number_text(row.max_diff), *verdict)

@@ -228,6 +228,24 @@ def test_compare_cli_carries_training_and_fails_on_it(tmp_path):
     assert "params.w" in table.stdout and "DIFFERS" in table.stdout
 
 
+def test_a_longer_trained_tensor_is_summarized_in_the_side_by_side_table(tmp_path):
+    # tryout10 F8: a 16-element params.b wrapped in its narrow column, a lone "," on a line
+    text = ("inputs:\n  b: {{value: {b}}}\noutputs:\n  loss: sum(b * b)\ntrain:\n  loss: loss\n"
+            "  optimizer: {{name: sgd, lr: {lr}}}\n  steps: 1\n")
+    b = [0.25 * k for k in range(16)]
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    one.write_text(text.format(b=b, lr=0.1))
+    two.write_text(text.format(b=b, lr=0.2))
+    table = CliRunner().invoke(cli, ["compare", str(one), str(two), "--tolerance", "1e-9"],
+                               env={"NO_COLOR": "1", "COLUMNS": "120"})
+    assert table.exit_code == 1, table.output
+    rows = [line for line in table.stdout.splitlines() if "params.b" in line]
+    after = np.array(b) * (1 - 2 * 0.1)  # sgd by hand: b <- b - lr * 2b
+    assert len(rows) == 1 and f"max {after.max():.4g}" in rows[0]
+    assert f"mean {after.mean():.4g}" in rows[0]
+    assert not any(line.strip(" │|,") == "" and "," in line for line in table.stdout.splitlines())
+
+
 @pytest.mark.parametrize("tolerance", ["nan", "-1"])
 def test_a_tolerance_no_difference_could_meet_is_refused(tolerance):
     ste = str(Path(__file__).parents[2] / "experiments" / "ste_sign_quantize_grad.yaml")
