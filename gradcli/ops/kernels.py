@@ -192,22 +192,21 @@ def refusing_booleans(op_name: str, run, is_boolean):
 
 
 # the ops TensorFlow runs on floats only (no integer or boolean kernel): its op's name
-FLOAT_ONLY = {"logsumexp": "reduce_logsumexp", "softmax": "nn.softmax",
-              "log_softmax": "nn.log_softmax"}
 
 
 def refuse_non_float(op_name: str, dtype_name: str) -> None:
     """logsumexp, softmax and log_softmax of an integer or boolean tensor fail alike on every
     backend, as in TensorFlow (numpy and jax would answer in float64, torch in float32)."""
     if not dtype_name.startswith("float"):
-        article = "an" if dtype_name[0] in "aeiou" else "a"
-        raise TypeError(f"{op_name} of {article} {dtype_name} tensor is not defined, as TensorFlow's "
-                        f"{FLOAT_ONLY[op_name]} has floats only; cast it first: "
-                        f"{op_name}(cast(k, dtype(x))), x a float tensor")
+        from .table import non_float
+        message, hint = non_float(op_name, dtype_name)
+        raise TypeError(f"{message}; {hint}, x a float tensor")
 
 
 def refusing_non_floats(ops: dict, dtype_name) -> dict:
-    """A framework's op table with FLOAT_ONLY's ops refusing a non-float input first."""
+    """A framework's op table with table.FLOAT_ONLY's ops refusing a non-float input first."""
+    from .table import FLOAT_ONLY
+
     def checked(op_name, run):
         def op(x, *args, **kwargs):
             refuse_non_float(op_name, dtype_name(x))

@@ -151,6 +151,20 @@ def mixed_dtypes(op_name: str, dtypes, arguments=None) -> tuple:
             f"cast one of them first: {cast}")
 
 
+FLOAT_ONLY = {"logsumexp": "reduce_logsumexp", "softmax": "nn.softmax",
+              "log_softmax": "nn.log_softmax"}
+
+
+def non_float(op_name: str, dtype_name: str, argument: str = "k",
+              like: str = "dtype(x)") -> tuple:
+    """(why a FLOAT_ONLY op refuses this dtype, what to write instead), in the words of every
+    backend and of the loader (spec/dtypes.refuse_non_floats)."""
+    article = "an" if dtype_name[0] in "aeiou" else "a"
+    return (f"{op_name} of {article} {dtype_name} tensor is not defined, as TensorFlow's "
+            f"{FLOAT_ONLY[op_name]} has floats only",
+            f"cast it first: {op_name}(cast({argument}, {like}))")
+
+
 def boolean_reduction(op_name: str, argument: str = "x > 0", like: str = "dtype(x)") -> tuple:
     """(why a sum, mean, max, min or prod of a boolean is refused, what to write instead), in
     the words of every backend and of the loader (spec/booleans.py): TensorFlow has no boolean

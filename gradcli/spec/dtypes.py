@@ -21,7 +21,7 @@ from __future__ import annotations
 from gradcli.lang.ast import Call, Const, ListExpr, Name, walk
 from gradcli.lang.places import Place
 from gradcli.ops import OPS
-from gradcli.ops.table import DTYPE_ORDER, mixed_dtypes, same_dtype_params
+from gradcli.ops.table import DTYPE_ORDER, FLOAT_ONLY, mixed_dtypes, non_float, same_dtype_params
 from gradcli.spec.arrays import FLOAT_DTYPES
 from gradcli.spec.model import Experiment, Expr, Location
 
@@ -94,6 +94,19 @@ def refuse_mixed_dtypes(expr: Expr, dtypes: dict, key: str, like: str) -> None:
         name = node.func if isinstance(node, Call) else "stack"
         message, hint = mixed_dtypes(name, list(first)[:2], list(first.values())[:2])
         raise spec_error(expr, node.pos, message, key, hint)
+
+
+def refuse_non_floats(expr: Expr, dtypes: dict, key: str, like: str) -> None:
+    """Raise a SpecError at the first logsumexp, softmax or log_softmax of expr whose argument
+    is an integer or a boolean by construction (a check for visit; at run time every backend
+    refuses it in the same words: ops/kernels.refuse_non_float)."""
+    for node in walk(expr.node):
+        if isinstance(node, Call) and node.func in FLOAT_ONLY:
+            x = argument(node, "x")
+            dtype = None if x is None else dtypes[id(x)]
+            if dtype not in (None, NUMBER) and not dtype.startswith("float"):
+                message, hint = non_float(node.func, dtype, Place(expr, x).text, like)
+                raise spec_error(expr, node.pos, message, key, hint)
 
 
 def spec_error(expr: Expr, pos: int, message: str, key: str, hint: str):

@@ -61,13 +61,23 @@ TF_OPS = {"logsumexp": tf.reduce_logsumexp, "softmax": tf.nn.softmax, "log_softm
 def test_float_only_ops_refuse_integers_and_booleans_alike(backend, op, name, dtype):
     with pytest.raises(tf.errors.InvalidArgumentError):  # TensorFlow has no kernel for it
         TF_OPS[op](tf.constant(np.array(INPUTS[name][0], dtype=dtype)))
+    article = "a" if dtype == "bool" else "an"
+    said = f"{op} of {article} {dtype} tensor is not defined, as TensorFlow's"
+    # where the expression shows the dtype: refused as the spec loads (check too), at its place
     text = SPEC.split("let:")[0] + f"let:\n  r: {op}({name})\noutputs:\n  y: sum(x)\n"
+    with pytest.raises(SpecError) as caught:
+        load(text)
+    assert said in str(caught.value) and f"cast it first: {op}(cast({name}, dtype(x)))" in str(
+        caught.value)
+    # where only the run sees it (a function's argument): every backend in the same words
+    text = SPEC.split("let:")[0] + (f"functions:\n  f:\n    args: [v]\n    forward: {op}(v)\n"
+                                    f"    gradient: [none]\nlet:\n  r: f({name})\n"
+                                    "outputs:\n  y: sum(x)\n")
     with pytest.raises(SpecError) as caught:
         runner.run(load(text), backend=backend)
     message = str(caught.value)
-    article = "a" if dtype == "bool" else "an"
-    assert f"{op} of {article} {dtype} tensor is not defined, as TensorFlow's" in message, message
-    assert f"cast it first: {op}(cast(k, dtype(x)))" in message
+    assert said in message, message
+    assert f"cast it first: {op}(cast(k, dtype(x))), x a float tensor" in message
     assert "NodeDef" not in message and "not implemented" not in message
 
 
