@@ -229,11 +229,13 @@ def _ops(jax, jnp) -> dict:
     real_div.defvjp(lambda x, y: (real_div(x, y), (x, y)), real_div_bwd)
 
     def div(x, y):
-        if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(y.dtype, jnp.floating)):
-            x, y = x.astype(jnp.float64), y.astype(jnp.float64)
-        # one shape and dtype for the rule's cotangents; broadcast_arrays' own gradient sums back
+        # a bare number (a composite's `/ 6`) takes the tensor's dtype, as jnp.divide gives it;
+        # two integer tensors divide in float64
         dtype = jnp.result_type(x, y)
-        return real_div(*jnp.broadcast_arrays(x.astype(dtype), y.astype(dtype)))
+        if not jnp.issubdtype(dtype, jnp.floating):
+            dtype = jnp.float64
+        # one shape and dtype for the rule's cotangents; broadcast_arrays' own gradient sums back
+        return real_div(*jnp.broadcast_arrays(jnp.asarray(x, dtype), jnp.asarray(y, dtype)))
 
     def clip(x, lo, hi):
         # TensorFlow's clip_by_value (jnp.clip halves the gradient at a bound, gives hi where lo > hi)
