@@ -1,6 +1,10 @@
 """How the eager backends take an op's arguments: the spec's parameters bound to tensors and
-attributes, bare numbers made tensors of the dtype beside them, and attributes normalized to
-the one form every framework's kit is written for (axes, shapes, dtypes, index items).
+attributes, bare numbers made tensors of the dtype beside them, the dtypes the op table
+refuses refused (TensorFlow's: one dtype for the operands, no boolean sum, no integer
+softmax), and attributes normalized to the one form every framework's kit is written for
+(axes, shapes, dtypes, index items). Every eager op is bound here, so each rule is held
+once for torch, jax and tensorflow; the numpy core's builders ask the same table as they
+build (core/building.refuse_dtype).
 
 A mixin of EagerBuilder (eager.py): it reads the builder's kit, float dtype and `_made`.
 """
@@ -11,7 +15,7 @@ import numpy as np
 from ..core import shapes  # axes and index items, normalized as the core does
 from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
 from ..errors import GraphError
-from ..ops.table import mixed_dtypes, same_dtype_params
+from ..ops.table import DTYPE_REFUSING, mixed_dtypes, refused_dtype, same_dtype_params
 
 
 class Arguments:
@@ -42,6 +46,10 @@ class Arguments:
             dtypes = list(dict.fromkeys(self.kit.dtype_name(t) for t in same))
             if len(dtypes) > 1:
                 raise GraphError("%s; %s" % mixed_dtypes(spec.name, dtypes))
+        if spec.name in DTYPE_REFUSING:  # before a kit's shortcut (no axis: a copy) lets it by
+            why = refused_dtype(spec.name, self.kit.dtype_name(inputs[0]))
+            if why is not None:
+                raise GraphError(why)
         return inputs, self._normalized(spec, inputs, attrs)
 
     def _convert(self, value, like):

@@ -19,8 +19,6 @@ from ..ops.kernels import (
     check_label_dtype,
     check_labels,
     empty_identity,
-    refusing_booleans,
-    refusing_non_floats,
 )
 from . import availability
 from .kit import NONFINITE, EdgeNote, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
@@ -205,9 +203,6 @@ def _ops(jax, jnp) -> dict:
         quotient = jax.lax.div(total, jnp.asarray(count, total.dtype)) if count else total
         return quotient.astype(x.dtype)
 
-    def is_boolean(x):
-        return x.dtype == jnp.bool_
-
     def extreme(op):
         def run(x, axis, keepdims):
             # empty: TensorFlow's identity, where jnp.max has none and fails
@@ -264,11 +259,8 @@ def _ops(jax, jnp) -> dict:
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "abs": abs_, "div": div,
-        "max": refusing_booleans("max", extreme("max"), is_boolean),
-        "min": refusing_booleans("min", extreme("min"), is_boolean),
-        "prod": refusing_booleans("prod", reduction(prod), is_boolean),
-        "sum": refusing_booleans("sum", reduction(sum_), is_boolean),
-        "mean": refusing_booleans("mean", reduction(mean), is_boolean),
+        "max": extreme("max"), "min": extreme("min"), "prod": reduction(prod),
+        "sum": reduction(sum_), "mean": reduction(mean),
         # TensorFlow's convention (ties send the whole gradient to x), not jnp.maximum's halves
         "maximum": lambda x, y: jnp.where((x >= y) | jnp.isnan(x), x, y),
         "minimum": lambda x, y: jnp.where((x <= y) | jnp.isnan(x), x, y),
@@ -279,6 +271,5 @@ def _ops(jax, jnp) -> dict:
         "getitem": lambda x, index: x[index], "max_with_argmax": max_with_argmax,
         "sparse_softmax_cross_entropy_with_logits": sparse_xent,
     }
-    ops = derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
-                 {"reduction": reduction})
-    return refusing_non_floats(ops, lambda x: np.dtype(x.dtype).name)
+    return derive("jax", {"jnp": jnp, "jax": jax, "nn": nn, "jsp": jax.scipy.special}, own,
+                  {"reduction": reduction})

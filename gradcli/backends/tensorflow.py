@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..ops.kernels import check_label_dtype, refusing_booleans, refusing_non_floats
+from ..ops.kernels import check_label_dtype
 from . import availability
 from .kit import unavailable
 from .opmap import derive
@@ -218,10 +218,9 @@ def _ops(tf) -> dict:
     # everything else is derived from the op table's spellings (opmap.derive)
     own = {
         "div": div, "sparse_softmax_cross_entropy_with_logits": sparse_xent,
-        # tf.reduce_sum, _mean, _max, _min and _prod refuse a boolean with a NodeDef dump: here
-        # in gradcli's words
-        **{name: refusing_booleans(name, reduction(getattr(tf, f"reduce_{name}")),
-                                   lambda x: x.dtype == tf.bool)
+        # (a boolean sum, mean, max, min or prod, which tf.reduce_* refuses with a NodeDef dump,
+        # and an integer softmax are refused in gradcli's words as they are bound: eager_args)
+        **{name: reduction(getattr(tf, f"reduce_{name}"))
            for name in ("sum", "mean", "max", "min", "prod")},
         "concat": lambda *vs, axis: tf.concat(vs, axis=axis),
         "stack": lambda *vs, axis: tf.stack(vs, axis=axis),
@@ -229,5 +228,4 @@ def _ops(tf) -> dict:
         "getitem": getitem, "max_with_argmax": max_with_argmax,
         "argmax": argmax, "argmin": first_nan_or(tf.math.argmin), "erf": erf,
     }
-    ops = derive("tensorflow", {"tf": tf, "tnp": tnp}, own, {"reduction": reduction})
-    return refusing_non_floats(ops, lambda x: x.dtype.name)  # in gradcli's words, not a NodeDef
+    return derive("tensorflow", {"tf": tf, "tnp": tnp}, own, {"reduction": reduction})

@@ -17,8 +17,6 @@ from ..ops.kernels import (
     check_label_dtype,
     check_labels,
     empty_identity,
-    refusing_booleans,
-    refusing_non_floats,
 )
 from . import availability
 from .kit import NONFINITE, clip_as_tensorflow, edge_note, edge_notes, either, tie_note, unavailable
@@ -219,9 +217,6 @@ def _ops(torch, dtypes) -> dict:
         quotient = torch.div(total, count, rounding_mode="trunc") if count else total
         return quotient.to(x.dtype)
 
-    def is_boolean(x):
-        return x.dtype == torch.bool
-
     def extreme(op):
         def run(x, axis, keepdims):
             if x.numel():
@@ -279,11 +274,9 @@ def _ops(torch, dtypes) -> dict:
         "clip": lambda x, lo, hi: clip_as_tensorflow(x, lo, hi, where=torch.where, isnan=torch.isnan,
                                                      stop=torch.Tensor.detach, full_like=torch.full_like),
         "cast": lambda x, dtype: x.to(dtypes[dtype]),
-        "prod": refusing_booleans("prod", reduction(prod), is_boolean),  # torch.prod: one dim
-        "sum": refusing_booleans("sum", reduction(sum_), is_boolean),
-        "mean": refusing_booleans("mean", reduction(mean), is_boolean),
-        "max": refusing_booleans("max", extreme("max"), is_boolean),
-        "min": refusing_booleans("min", extreme("min"), is_boolean),
+        "prod": reduction(prod),  # torch.prod: one dim
+        "sum": reduction(sum_), "mean": reduction(mean),
+        "max": extreme("max"), "min": extreme("min"),
         "concat": lambda *vs, axis: torch.cat(vs, dim=axis),
         "stack": lambda *vs, axis: torch.stack(vs, dim=axis),
         # tf.one_hot's zero row for an index outside [0, depth), where F.one_hot fails
@@ -299,4 +292,4 @@ def _ops(torch, dtypes) -> dict:
         return lambda x, axis: run(x.to(torch.uint8) if x.dtype == torch.bool else x, axis=axis)
 
     ops["argmax"], ops["argmin"] = booleans_as_bytes(ops["argmax"]), booleans_as_bytes(ops["argmin"])
-    return refusing_non_floats(ops, lambda x: str(x.dtype).removeprefix("torch."))
+    return ops

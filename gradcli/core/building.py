@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import GraphError
+from ..ops.table import refused_dtype
 from . import budget as budgets
 from . import origins
 from .graph import _NO_ATTRS, Op, State, Tensor, Variable, _init_op, _new, _uids, current_value
@@ -36,8 +37,7 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
         with np.errstate(all="ignore"):
             result = kernel(*values)
     except (ValueError, TypeError, IndexError) as exc:
-        shapes = ", ".join(f"{t.shape} {t.dtype}" for t in inputs)
-        raise GraphError(f"op {type_!r} cannot run on inputs of shape {shapes}: {exc}") from None
+        raise cannot_run(type_, inputs, exc) from None
     if budget is not None:
         budget.spend(result if n_outputs > 1 else (result,), values)
     if n_outputs == 1:
@@ -50,6 +50,22 @@ def make_op(type_: str, kernel: Callable, inputs: Sequence[Tensor], attrs: dict 
     if _scopes.stack:
         op.override = claim_override(op)
     return op
+
+
+def cannot_run(type_: str, inputs, why) -> GraphError:
+    """The error of an op that cannot run on these inputs: a kernel's, or a refused dtype's."""
+    shapes = ", ".join(f"{t.shape} {t.dtype}" for t in inputs)
+    return GraphError(f"op {type_!r} cannot run on inputs of shape {shapes}: {why}")
+
+
+def refuse_dtype(type_: str, x: Tensor) -> None:
+    """Refuse, as the op is built, an input dtype the op table says type_ does not take
+    (ops/table.refused_dtype: an integer softmax, a boolean max): once per build, so that its
+    kernel, run on every replay, only computes. A float input is never refused."""
+    if x.dtype.kind != "f":
+        why = refused_dtype(type_, x.dtype.name)
+        if why is not None:
+            raise cannot_run(type_, (x,), why)
 
 
 # (op type, input dtypes) -> the result's dtype, or False where the op runs at build instead

@@ -10,9 +10,10 @@ import numpy as np
 from ..errors import GraphError
 from ..ops import OPS, OpSpec
 from ..ops import kernels as _kernels
+from ..ops.table import DTYPE_REFUSING
 from . import budget as budgets
 from . import shapes
-from .building import make_elementwise, make_lazy, make_op
+from .building import make_elementwise, make_lazy, make_op, refuse_dtype
 from .graph import Tensor
 from .ops_math import convert, one_dtype, unary
 
@@ -23,9 +24,12 @@ def _axis_attrs(x: Tensor, axis, keepdims: bool) -> dict:
 
 def _reduction(spec: OpSpec):
     type_, fn = spec.name, spec.kernel
+    refusing = type_ in DTYPE_REFUSING  # a boolean sum, an integer logsumexp: refused here
 
     def build(x, axis=None, keepdims=False) -> Tensor:
         x = convert(x)
+        if refusing:
+            refuse_dtype(type_, x)
         attrs = _axis_attrs(x, axis, keepdims)
         kernel = functools.partial(fn, axis=attrs["axis"], keepdims=attrs["keepdims"])
         if x.dtype.kind == "f" and x.size and budgets.active() is None:

@@ -14,9 +14,9 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
-from ..ops.table import mixed_dtypes
+from ..ops.table import DTYPE_REFUSING, mixed_dtypes
 from . import budget as budgets
-from .building import elementwise_dtype, leaf, make_elementwise, make_op
+from .building import elementwise_dtype, leaf, make_elementwise, make_op, refuse_dtype
 from .graph import _NO_ATTRS, Tensor
 
 
@@ -213,8 +213,13 @@ def _unary_builder(spec: OpSpec):
     if len(attrs) > 1:
         raise GraphError(f"op {type_!r}: a generated one-input builder takes one attribute")
 
+    refusing = type_ in DTYPE_REFUSING  # an integer softmax: refused here, not by its kernel
+
     def build(x, a=None) -> Tensor:
         attr = {attrs[0]: a}
+        if refusing:
+            x = convert(x)
+            refuse_dtype(type_, x)
         return unary(type_, functools.partial(kernel, **attr), x, attr)
     return _named(build, spec)
 

@@ -57,19 +57,18 @@ erf = _elementwise(math.erf)
 erfc = _elementwise(math.erfc)
 
 
+# The dtypes an op refuses (a boolean max, an integer softmax, ...) are refused where the op
+# is built, its input's dtype known (ops/table.refused_dtype): a kernel never sees one, and
+# does only arithmetic on every replay.
 def reduce_max(v, axis=None, keepdims=False):
-    """np.max, and over an empty axis tf.reduce_max's identity (empty_identity); a boolean
-    has none, as in TensorFlow."""
-    refuse_boolean("max", _is_boolean(v))
+    """np.max, and over an empty axis tf.reduce_max's identity (empty_identity)."""
     if np.size(v):
         return np.max(v, axis=axis, keepdims=keepdims)
     return np.max(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "max"))
 
 
 def reduce_min(v, axis=None, keepdims=False):
-    """np.min, and over an empty axis tf.reduce_min's identity (empty_identity); a boolean
-    has none, as in TensorFlow."""
-    refuse_boolean("min", _is_boolean(v))
+    """np.min, and over an empty axis tf.reduce_min's identity (empty_identity)."""
     if np.size(v):
         return np.min(v, axis=axis, keepdims=keepdims)
     return np.min(v, axis=axis, keepdims=keepdims, initial=empty_identity(np.asarray(v).dtype, "min"))
@@ -77,33 +76,25 @@ def reduce_min(v, axis=None, keepdims=False):
 
 def reduce_prod(v, axis=None, keepdims=False):
     """np.prod, but an integer product keeps its dtype and wraps, as tf.reduce_prod (np.prod
-    widens int32 to int64), and a boolean has none, as in TensorFlow."""
-    refuse_boolean("prod", _is_boolean(v))
+    widens int32 to int64)."""
     a = v if isinstance(v, np.ndarray) else np.asarray(v)
     if a.dtype.kind in "iu":
         return np.multiply.reduce(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
     return np.prod(v, axis=axis, keepdims=keepdims)
 
 
-def _is_boolean(v) -> bool:
-    dtype = getattr(v, "dtype", None)
-    return dtype is not None and dtype.kind == "b"
-
-
 def empty_identity(dtype, op: str):
     """What tf.reduce_max (op "max") or tf.reduce_min ("min") gives over an empty axis, where
-    numpy, torch and jax fail: -inf / +inf, an integer dtype's lowest / highest value, a bool's
-    False / True. Every backend asks here; a non-empty input keeps its framework's own call."""
+    numpy, torch and jax fail: -inf / +inf, an integer dtype's lowest / highest value (a
+    boolean max or min is refused as it is built: ops/table.refused_dtype). Every backend asks
+    here; a non-empty input keeps its framework's own call."""
     dtype, lowest = np.dtype(dtype), op == "max"
     if dtype.kind == "f":
         return -math.inf if lowest else math.inf
-    if dtype.kind in "iu":
-        return int(np.iinfo(dtype).min if lowest else np.iinfo(dtype).max)
-    return not lowest
+    return int(np.iinfo(dtype).min if lowest else np.iinfo(dtype).max)
 
 
 def logsumexp(v, axis=None, keepdims=False):
-    refuse_non_float("logsumexp", np.asarray(v).dtype.name)
     peak = reduce_max(v, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0)
     out = np.log(np.sum(np.exp(v - peak), axis=axis, keepdims=True)) + peak
@@ -111,13 +102,11 @@ def logsumexp(v, axis=None, keepdims=False):
 
 
 def softmax(v, axis=-1):
-    refuse_non_float("softmax", np.asarray(v).dtype.name)
     e = np.exp(v - reduce_max(v, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def log_softmax(v, axis=-1):
-    refuse_non_float("log_softmax", np.asarray(v).dtype.name)
     shifted = v - reduce_max(v, axis=axis, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
@@ -134,10 +123,9 @@ def reshape(v, shape):
 
 def reduce_sum(v, axis=None, keepdims=False):
     """np.sum, but an integer sum keeps its dtype and wraps, as tf.reduce_sum (np.sum widens
-    int32 to int64), and a boolean has none, as in TensorFlow (table.boolean_reduction)."""
+    int32 to int64)."""
     a = v if isinstance(v, np.ndarray) else np.asarray(v)
-    if a.dtype.kind in "biu":
-        refuse_boolean("sum", a.dtype.kind == "b")
+    if a.dtype.kind in "iu":
         return np.add.reduce(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
     return np.sum(v, axis=axis, keepdims=keepdims)
 
@@ -145,12 +133,12 @@ def reduce_sum(v, axis=None, keepdims=False):
 def mean(v, axis=None, keepdims=False):
     """np.mean, bit for bit: for float32/float64 arrays it is add.reduce then a division by the
     count, done here without np.mean's Python-level dispatch (a loss's mean runs every step).
-    An integer mean is tf.reduce_mean's (integer_mean); a boolean has none."""
+    An integer mean is tf.reduce_mean's (integer_mean)."""
     if type(v) is np.ndarray and v.dtype in _MEAN_FAST:
         count = v.size if axis is None else math.prod(v.shape[a] for a in axis)
         if count:
             return np.add.reduce(v, axis=axis, keepdims=keepdims) / count
-    if np.asarray(v).dtype.kind in "biu":
+    if np.asarray(v).dtype.kind in "iu":
         return integer_mean(v, axis, keepdims)
     if np.size(v) == 0:
         return _mean_of_nothing(v, axis, keepdims)
@@ -163,7 +151,6 @@ def integer_mean(v, axis=None, keepdims=False):
     toward zero (-7 / 2 is -3, not -4 or -3.5), then cast back; over no element, 0 (the
     sum's identity, where a float mean is NaN). Each framework backend computes the same."""
     v = np.asarray(v)
-    refuse_boolean("mean", v.dtype.kind == "b")
     total = np.add.reduce(v, axis=axis, keepdims=keepdims,
                           dtype=np.uint64 if v.dtype.kind == "u" else np.int64)
     count = v.size if axis is None else math.prod(v.shape[a] for a in axis)
@@ -171,49 +158,6 @@ def integer_mean(v, axis=None, keepdims=False):
         return total.astype(v.dtype)  # a sum of nothing: zeros
     # floor division, then one up where it floored a negative quotient
     return (total // count + ((total % count != 0) & (total < 0))).astype(v.dtype)
-
-
-def refuse_boolean(op_name: str, boolean: bool) -> None:
-    """sum, mean, max, min and prod of a boolean fail alike on every backend
-    (refusing_booleans)."""
-    if boolean:
-        from .table import boolean_reduction
-        raise TypeError("%s; %s" % boolean_reduction(op_name))
-
-
-def refusing_booleans(op_name: str, run, is_boolean):
-    """A framework's reduction, run(x, axis=..., keepdims=...), that refuses a boolean x
-    first: before the backend's shortcut for no axis (a copy) would let it through."""
-    def checked(x, axis=None, keepdims=False):
-        refuse_boolean(op_name, is_boolean(x))
-        return run(x, axis=axis, keepdims=keepdims)
-    checked.__name__ = op_name
-    return checked
-
-
-# the ops TensorFlow runs on floats only (no integer or boolean kernel): its op's name
-
-
-def refuse_non_float(op_name: str, dtype_name: str) -> None:
-    """logsumexp, softmax and log_softmax of an integer or boolean tensor fail alike on every
-    backend, as in TensorFlow (numpy and jax would answer in float64, torch in float32)."""
-    if not dtype_name.startswith("float"):
-        from .table import non_float
-        message, hint = non_float(op_name, dtype_name)
-        raise TypeError(f"{message}; {hint}, x a float tensor")
-
-
-def refusing_non_floats(ops: dict, dtype_name) -> dict:
-    """A framework's op table with table.FLOAT_ONLY's ops refusing a non-float input first."""
-    from .table import FLOAT_ONLY
-
-    def checked(op_name, run):
-        def op(x, *args, **kwargs):
-            refuse_non_float(op_name, dtype_name(x))
-            return run(x, *args, **kwargs)
-        op.__name__ = op_name
-        return op
-    return {**ops, **{name: checked(name, ops[name]) for name in FLOAT_ONLY}}
 
 
 def _mean_of_nothing(v, axis, keepdims):

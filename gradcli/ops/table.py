@@ -165,12 +165,36 @@ def non_float(op_name: str, dtype_name: str, argument: str = "k",
             f"cast it first: {op_name}(cast({argument}, {like}))")
 
 
+# The reductions TensorFlow has no boolean kernel for (numpy and jax would count, torch fail
+# or answer in its own words): refused on every backend and by the loader (spec/booleans.py).
+BOOLEAN_REFUSED = ("sum", "mean", "max", "min", "prod")
+
+
 def boolean_reduction(op_name: str, argument: str = "x > 0", like: str = "dtype(x)") -> tuple:
     """(why a sum, mean, max, min or prod of a boolean is refused, what to write instead), in
     the words of every backend and of the loader (spec/booleans.py): TensorFlow has no boolean
     kernel for any of them."""
     return (f"{op_name} of a boolean tensor is not defined, as TensorFlow's reduce_{op_name} "
             "has no boolean kernel", f"cast it first: {op_name}(cast({argument}, {like}))")
+
+
+# The ops whose input's dtype refused_dtype is asked about (a float input is never refused).
+DTYPE_REFUSING = frozenset(FLOAT_ONLY) | frozenset(BOOLEAN_REFUSED)
+
+
+def refused_dtype(op_name: str, dtype_name: str) -> str | None:
+    """Why op_name refuses an input of dtype_name (a FLOAT_ONLY op an integer or boolean, a
+    BOOLEAN_REFUSED reduction a boolean), or None where it takes it. Asked once per op built,
+    where its input's dtype is known: by the core's builders (core/building.refuse_dtype) and
+    where an eager backend binds an op's arguments (backends/eager_args.py); the kernels only
+    compute."""
+    if op_name in FLOAT_ONLY:
+        if not dtype_name.startswith("float"):
+            message, hint = non_float(op_name, dtype_name)
+            return f"{message}; {hint}, x a float tensor"
+    elif dtype_name == "bool" and op_name in BOOLEAN_REFUSED:
+        return "%s; %s" % boolean_reduction(op_name)
+    return None
 
 
 # max, min and prod of a boolean are refused as sum and mean are (TensorFlow has no boolean

@@ -3,8 +3,9 @@ construction.
 
 TensorFlow has no boolean kernel for reduce_sum, _mean, _max, _min or _prod (numpy and jax
 would count, torch fail or answer in its own words), so no backend of gradcli has one either
-(ops/kernels.refuse_boolean). Where the expression itself shows the boolean (a comparison,
-a logical op, cast(..., bool), a boolean input or a let holding one, an index or reshape of those),
+(ops/table.refused_dtype, asked as each op is built). Where the expression itself shows the
+boolean (a comparison, a logical op, cast(..., bool), a boolean input or a let holding one, an
+index or reshape of those),
 `check` and `run` refuse it here with its place, before any backend is chosen; where only
 the built tensor shows it (a function's argument, say), every backend refuses it alike.
 
@@ -15,18 +16,16 @@ from __future__ import annotations
 
 from gradcli.lang.ast import Call, walk
 from gradcli.lang.places import Place
-from gradcli.ops.table import boolean_reduction
+from gradcli.ops.table import BOOLEAN_REFUSED, boolean_reduction
 from gradcli.spec.dtypes import argument, spec_error
 from gradcli.spec.model import Expr
 
-REFUSED = ("sum", "mean", "max", "min", "prod")
-
 
 def refuse_boolean_reductions(expr: Expr, dtypes: dict, key: str, like: str) -> None:
-    """Raise a SpecError at the first reduction in REFUSED of expr whose argument is boolean
-    by construction (a check for spec/dtypes.visit)."""
+    """Raise a SpecError at the first reduction in BOOLEAN_REFUSED of expr whose argument is
+    boolean by construction (a check for spec/dtypes.visit)."""
     for node in walk(expr.node):
-        if isinstance(node, Call) and node.func in REFUSED:
+        if isinstance(node, Call) and node.func in BOOLEAN_REFUSED:
             x = argument(node, "x")
             if x is not None and dtypes[id(x)] == "bool":
                 message, hint = boolean_reduction(node.func, Place(expr, x).text, like)

@@ -99,7 +99,7 @@ def refuse_mixed_dtypes(expr: Expr, dtypes: dict, key: str, like: str) -> None:
 def refuse_non_floats(expr: Expr, dtypes: dict, key: str, like: str) -> None:
     """Raise a SpecError at the first logsumexp, softmax or log_softmax of expr whose argument
     is an integer or a boolean by construction (a check for visit; at run time every backend
-    refuses it in the same words: ops/kernels.refuse_non_float)."""
+    refuses it in the same words as it builds the op: ops/table.refused_dtype)."""
     for node in walk(expr.node):
         if isinstance(node, Call) and node.func in FLOAT_ONLY:
             x = argument(node, "x")
