@@ -8,6 +8,11 @@ float64 holds every integer only up to 2**53 and int64 reaches 2**63, so through
 9007199254740993 met an expected 9007199254740992 with rtol 0 and atol 0 (audit11 E1).
 Written here rather than with numpy: np.isclose and np.allclose turn integers into float64.
 
+A float value beside an integer expectation float64 cannot hold (above 2**53) is compared
+with it exactly too, as Python compares an int with a float: 9007199254740992.0 met an
+expected 9007199254740993 with rtol 0 and atol 0 through float64. Other expectations keep
+numpy.allclose's float64 comparison.
+
 A miss shows both sides with enough digits to tell them apart (integers in full): 6
 significant digits, more only where those read alike ("expected 1, got 1" told nothing).
 """
@@ -36,6 +41,9 @@ def miss(expected, actual, rtol: float, atol: float) -> str | None:
     if actual.dtype.kind in "iu":
         met, gap = _integer_met(expected, actual, rtol, atol)
         shown, actual = _as_written(expected), actual.astype(object)  # both unpadded, alike
+    elif _beyond_float64(expected):
+        met, gap = _exact_met(expected, actual.astype(np.float64), rtol, atol)
+        shown, actual = _as_written(expected), actual.astype(np.float64).astype(object)
     else:
         exp64, act64 = expected.astype(np.float64), actual.astype(np.float64)
         if np.allclose(act64, exp64, rtol=rtol, atol=atol, equal_nan=True):
@@ -84,6 +92,43 @@ def _integer_met(expected: np.ndarray, actual: np.ndarray, rtol: float,
         largest = math.nan if any(math.isnan(v) for v in exp[~finite].flat) else math.inf
     else:
         largest = Fraction(int(gap.max()), scale) if gap.size else 0
+    return met, largest
+
+
+def _beyond_float64(expected: np.ndarray) -> bool:
+    """Whether expected holds an integer float64 cannot hold (9007199254740993 is read as
+    ...992 there): a float value is then compared with it exactly (_exact_met)."""
+    return expected.dtype.kind in "iuO" and any(
+        isinstance(v, int) and not isinstance(v, bool) and _finite(v) and int(float(v)) != v
+        for v in expected.astype(object).flat)
+
+
+def _exact_met(expected: np.ndarray, actual: np.ndarray, rtol: float,
+               atol: float) -> tuple[np.ndarray, object]:
+    """(met elementwise, the largest |a - e|) for a float64 value beside integer expectations
+    float64 cannot hold, exactly, as Python compares an int with a float: every finite float
+    is a fraction, so |a - e| <= atol + rtol * |e| in fractions; a NaN or an infinity on
+    either side as numpy.isclose (equal_nan=True) and numpy's gap. 9007199254740992.0 no
+    longer meets 9007199254740993 with rtol 0 and atol 0, and the gap reads 1."""
+    from fractions import Fraction
+
+    exp = np.broadcast_to(expected.astype(object), actual.shape)
+    met = np.zeros(actual.shape, dtype=bool)
+    gaps, odd = [], False
+    bound_a, bound_r = Fraction(float(atol)), Fraction(float(rtol))
+    for at in np.ndindex(actual.shape):
+        a, e = float(actual[at]), exp[at]
+        if math.isfinite(a) and _finite(e):
+            gap = abs(Fraction(a) - Fraction(e))
+            met[at] = gap <= bound_a + bound_r * abs(Fraction(e))
+            gaps.append(gap)
+        else:
+            odd = True
+            met[at] = bool(np.isclose(a, float(e), rtol=rtol, atol=atol, equal_nan=True))
+    if odd:
+        largest = _float_gap(actual, np.asarray(exp, dtype=np.float64))
+    else:
+        largest = max(gaps, default=0)
     return met, largest
 
 

@@ -13,9 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import shapes  # axes and index items, normalized as the core does
-from ..core.ops_math import number_dtype  # the one rule for a bare number's dtype
+from ..core.ops_math import number_dtype, whole  # the one rule for a bare number's dtype
 from ..errors import GraphError
-from ..ops.table import DTYPE_REFUSING, mixed_dtypes, refused_dtype, same_dtype_params
+from ..ops.table import (
+    DTYPE_REFUSING,
+    NO_BOOLEAN_KERNEL,
+    boolean_arithmetic,
+    float_number,
+    mixed_dtypes,
+    refused_dtype,
+    same_dtype_params,
+)
+
+# the ops whose numbers TensorFlow converts to the tensor's dtype, refusing a float beside an
+# integer tensor (table.float_number)
+CONVERTED = frozenset({"where", "clip", "concat", "stack"})
 
 
 class Arguments:
@@ -29,6 +41,7 @@ class Arguments:
             items = values[spec.params[0]]
             items = list(items) if isinstance(items, (list, tuple)) else [items]
             like = next((v for v in items if self.kit.is_tensor(v)), None)
+            self._no_float_number(spec.name, items, like)
             inputs = [self._convert(v, like) for v in items]
             attrs = {p: values[p] for p in spec.params[1:]}
         else:
@@ -37,6 +50,8 @@ class Arguments:
             like = next((v for v in tensors if self.is_float(v)), None)  # else an integer one
             like = like if like is not None else next(
                 (v for v in tensors if self.kit.dtype_name(v) != "bool"), None)
+            if spec.name in CONVERTED:
+                self._no_float_number(spec.name, raw, like)
             inputs = [self._convert(v, like) for v in raw]
             attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
         shared = same_dtype_params(spec)
@@ -46,11 +61,25 @@ class Arguments:
             dtypes = list(dict.fromkeys(self.kit.dtype_name(t) for t in same))
             if len(dtypes) > 1:
                 raise GraphError("%s; %s" % mixed_dtypes(spec.name, dtypes))
+        if spec.name in NO_BOOLEAN_KERNEL and all(
+                self.kit.dtype_name(t) == "bool" for t in inputs):  # True + True, -c: as the core
+            raise GraphError("%s; %s" % boolean_arithmetic(spec.name, len(inputs)))
         if spec.name in DTYPE_REFUSING:  # before a kit's shortcut (no axis: a copy) lets it by
             why = refused_dtype(spec.name, self.kit.dtype_name(inputs[0]))
             if why is not None:
                 raise GraphError(why)
         return inputs, self._normalized(spec, inputs, attrs)
+
+    def _no_float_number(self, name: str, values, like) -> None:
+        """A float number beside an integer tensor, refused as the core's no_float_number."""
+        if like is None or self.kit.dtype_name(like) not in ("int32", "int64"):
+            return
+        for v in values:
+            if not self.kit.is_tensor(v):
+                array = np.asarray(v)
+                if array.dtype.kind == "f" and whole(array):
+                    raise GraphError("%s; %s" % float_number(
+                        name, repr(v), self.kit.dtype_name(like), like="float64"))
 
     def _convert(self, value, like):
         if self.kit.is_tensor(value):

@@ -147,6 +147,10 @@ def _nan_x_note(module: str, fn: str):
 def clip_as_tensorflow(x, lo, hi, *, where, isnan, stop, full_like):
     """tf.clip_by_value = maximum(minimum(x, hi), lo), its value and its gradient, from where():
     ties send the gradient to x, lo > hi gives lo, a NaN stays NaN and sends its gradient to lo."""
+    if str(x.dtype).removeprefix("torch.").startswith(("int", "uint")):
+        # an integer holds no NaN and no -0.0 (torch's full_like(int64, nan) overflowed)
+        low = where(x <= hi, x, hi)
+        return where(low >= lo, low, lo)
     low = where(x <= hi, x, where(isnan(x), stop(x), hi))
     # lo + -0.0 is lo exactly (signed zeros too); + NaN keeps minimum's NaN while lo gets dy
     nan_or_zero = stop(where(isnan(low), full_like(low, float("nan")), full_like(low, -0.0)))

@@ -15,7 +15,7 @@ from . import budget as budgets
 from . import shapes
 from .building import make_elementwise, make_lazy, make_op, refuse_dtype
 from .graph import Tensor
-from .ops_math import convert, one_dtype, unary
+from .ops_math import convert, no_float_number, one_dtype, unary
 
 
 def _axis_attrs(x: Tensor, axis, keepdims: bool) -> dict:
@@ -98,6 +98,9 @@ def _same_dtype(values, what: str) -> tuple[Tensor, ...]:
     if not values:
         raise GraphError(f"{what}() needs at least one tensor")
     like = next((v for v in values if isinstance(v, Tensor)), None)
+    if like is not None:
+        for v in values:
+            no_float_number(what, v, like.dtype)
     tensors = tuple(convert(v, like=like) for v in values)
     one_dtype(what, tensors)
     return tensors

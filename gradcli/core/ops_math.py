@@ -14,7 +14,13 @@ import numpy as np
 
 from ..errors import GraphError
 from ..ops import OPERATORS, OPS, UNARY_OPERATORS, OpSpec
-from ..ops.table import DTYPE_REFUSING, mixed_dtypes
+from ..ops.table import (
+    DTYPE_REFUSING,
+    NO_BOOLEAN_KERNEL,
+    boolean_arithmetic,
+    float_number,
+    mixed_dtypes,
+)
 from . import budget as budgets
 from .building import elementwise_dtype, leaf, make_elementwise, make_op, refuse_dtype
 from .graph import _NO_ATTRS, Tensor
@@ -138,12 +144,41 @@ def one_dtype(type_: str, tensors) -> None:
         raise GraphError("%s; %s" % mixed_dtypes(type_, dtypes))
 
 
+def no_booleans(type_: str, tensors) -> tuple:
+    """tensors, unless they are all booleans and TensorFlow has no boolean kernel for the op
+    (ops.table.NO_BOOLEAN_KERNEL: True + True, -c, c * c): refused in the table's words
+    (boolean_arithmetic), where numpy would answer. Called off the builders' fast paths,
+    which booleans never take."""
+    if type_ in NO_BOOLEAN_KERNEL and all(t.dtype.kind == "b" for t in tensors):
+        raise GraphError("%s; %s" % boolean_arithmetic(type_, len(tensors)))
+    return tensors
+
+
+def no_float_number(type_: str, value, beside) -> None:
+    """Refuse a float number (or list holding one) beside an integer tensor in where's branches,
+    clip's bounds and concat's or stack's list, as TensorFlow refuses to convert it
+    (ops.table.float_number); a whole number there takes the integer dtype (number_dtype)."""
+    if beside is None or np.dtype(beside).kind not in "iu" or isinstance(value, Tensor):
+        return
+    array = np.asarray(value)
+    if array.dtype.kind == "f" and whole(array):  # a fraction: number_dtype's own message
+        shown = repr(value) if not isinstance(value, np.ndarray) else repr(value.tolist())
+        raise GraphError("%s; %s" % float_number(type_, shown, str(np.dtype(beside)),
+                                                 like="float64"))
+
+
+def whole(array: np.ndarray) -> bool:
+    """Whether every number of array is finite and whole."""
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.isfinite(array) & (array == np.round(array))))
+
+
 def unary(type_: str, kernel, x, attrs: dict | None = None) -> Tensor:
-    return make_op(type_, kernel, (convert(x),), attrs).output
+    return make_op(type_, kernel, no_booleans(type_, (convert(x),)), attrs).output
 
 
 def binary(type_: str, kernel, x, y) -> Tensor:
-    return make_op(type_, kernel, _pair(x, y, type_)).output
+    return make_op(type_, kernel, no_booleans(type_, _pair(x, y, type_))).output
 
 
 def elementwise1(type_: str, kernel):
@@ -159,7 +194,8 @@ def elementwise1(type_: str, kernel):
                 result = results[dtype] = elementwise_dtype(type_, kernel, (dtype,))
             if result is not False and budgets._active is None:
                 return make_elementwise(type_, kernel, (x,), _NO_ATTRS, x.shape, result)
-        return make_elementwise(type_, kernel, (x,) if isinstance(x, Tensor) else (convert(x),))
+        return make_elementwise(type_, kernel, no_booleans(
+            type_, (x,) if isinstance(x, Tensor) else (convert(x),)))
     return build
 
 
@@ -173,10 +209,10 @@ def elementwise2(type_: str, kernel):
             if y.__class__ is float:  # y * 0.999: the float's shared constant, if there is one yet
                 shared = _floats.get((y, dtype))
                 if shared is None:
-                    return make_elementwise(type_, kernel, _pair(x, y, type_))
+                    return make_elementwise(type_, kernel, no_booleans(type_, _pair(x, y, type_)))
                 y = shared
             elif y.__class__ is not Tensor or y.dtype is not dtype:
-                return make_elementwise(type_, kernel, _pair(x, y, type_))
+                return make_elementwise(type_, kernel, no_booleans(type_, _pair(x, y, type_)))
             # two tensors of one dtype: make_elementwise's own checks, done here in fewer steps
             result = results.get(dtype)
             if result is None:
@@ -184,8 +220,8 @@ def elementwise2(type_: str, kernel):
             s = y.shape
             if result is not False and (not s or s == x.shape) and budgets._active is None:
                 return make_elementwise(type_, kernel, (x, y), _NO_ATTRS, x.shape, result)
-            return make_elementwise(type_, kernel, (x, y))
-        return make_elementwise(type_, kernel, _pair(x, y, type_))
+            return make_elementwise(type_, kernel, no_booleans(type_, (x, y)))
+        return make_elementwise(type_, kernel, no_booleans(type_, _pair(x, y, type_)))
     return build
 
 
@@ -240,9 +276,12 @@ def clip(x, lo, hi) -> Tensor:
     """Clip to [lo, hi] (tf.clip_by_value: max(min(x, hi), lo)); the gradient passes where
     lo <= x <= hi, to hi where x > hi and to lo where min(x, hi) < lo or is NaN."""
     x = convert(x)
+    no_float_number("clip", lo, x.dtype)
+    no_float_number("clip", hi, x.dtype)
     lo, hi = convert(lo, like=x), convert(hi, like=x)
     if lo.dtype != x.dtype or hi.dtype != x.dtype:
         one_dtype("clip", (x, lo, hi))
+    no_booleans("clip", (x, lo, hi))
     # min then max, as tf.clip_by_value: where lo > hi the result is lo, and a NaN stays NaN
     return make_elementwise("clip", OPS["clip"].kernel, (x, lo, hi))
 
@@ -252,6 +291,9 @@ def where(cond, a, b) -> Tensor:
     cond = convert(cond)
     if cond.dtype.kind != "b":
         raise GraphError(f"where() needs a boolean condition, got {cond.dtype}")
+    for number, tensor in ((a, b), (b, a)):
+        if isinstance(tensor, Tensor):
+            no_float_number("where", number, tensor.dtype)
     a, b = _pair(a, b, "where")
     return make_elementwise("where", OPS["where"].kernel, (cond, a, b))
 

@@ -150,11 +150,19 @@ class Interpreter:
         if isinstance(node, ast.ListExpr):
             items = [self._eval(i, expr, env) for i in node.items]
             if any(self.builder.is_tensor(i) for i in items):
-                return self._apply("stack", node, expr, [self._tensor(i) for i in items])
+                return self._apply("stack", node, expr, self._listed(items))
             return items
         if isinstance(node, ast.Call):
             return self._call(node, expr, env)
         raise spec_error(expr, f"{type(node).__name__} cannot stand here", node)
+
+    def _listed(self, items: list) -> list:
+        """A list of concat or stack: bare numbers beside a number tensor stay numbers, so that
+        the op gives them its dtype, as TensorFlow does (stack([k, 1]) is int64; a float
+        number there is refused, ops.table.float_number); beside none, the spec's dtype."""
+        if any(self.builder.is_tensor(i) and self.builder.dtype_name(i) != "bool" for i in items):
+            return items
+        return [self._tensor(i) for i in items]
 
     def _tensor(self, value):
         return value if self.builder.is_tensor(value) else self.builder.constant(value)
@@ -193,7 +201,7 @@ class Interpreter:
             items = [self._eval(i, expr, env) for i in values.items]
         else:  # one tensor: a list of one, as tf.concat takes it
             items = [self._eval(values, expr, env)]
-        args = [[self._tensor(i) for i in items]] + [self._eval(a, expr, env) for a in nodes]
+        args = [self._listed(items)] + [self._eval(a, expr, env) for a in nodes]
         return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
 
     def _apply(self, name, node, expr, *args, **kwargs):

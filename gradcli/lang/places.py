@@ -22,6 +22,9 @@ def span(text: str, node) -> tuple[int, int]:
     if not starts:
         return 0, len(text)
     first, last = min(starts), max(starts)
+    # a negative number literal starts at its sign: no sub-expression ends with one
+    while tokens[last].kind == "op" and tokens[last].text in ("-", "+") and last < len(tokens) - 1:
+        last += 1
     while True:
         depth, closer_unmatched = 0, False
         for tok in tokens[first:last + 1]:

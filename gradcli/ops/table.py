@@ -17,6 +17,7 @@ import math
 import operator as py
 import struct
 
+from .entry import OPS as _OPS
 from .entry import op
 
 OWN = None  # the backend writes this op itself
@@ -197,6 +198,46 @@ def refused_dtype(op_name: str, dtype_name: str) -> str | None:
     return None
 
 
+def no_boolean_kernel(spec) -> bool:
+    """Whether TensorFlow 2.21 has no boolean kernel for this op (NO_BOOLEAN_KERNEL)."""
+    return ((spec.family in ("unary", "binary") or spec.name == "clip")
+            and spec.name not in BOOLEAN_KERNELS and spec.name not in FLOAT_ONLY)
+
+
+# The one- and two-input ops that TensorFlow 2.21 runs on booleans: every other one (add, sub,
+# mul, div, pow, neg, abs, sign, square, maximum, minimum, <, <=, >, >=, @, exp, ...) and clip
+# have no boolean kernel there ("Value for attr 'T' of bool is not in the list of allowed
+# values"; truediv: "Invalid dtype tf.bool in __truediv__"), where numpy would answer True + True
+# = True and torch and jax much of it too.
+BOOLEAN_KERNELS = frozenset({"identity", "zeros_like", "ones_like", "logical_not", "equal",
+                             "not_equal", "logical_and", "logical_or"})
+_LOGICAL = {"neg": "~ for not", "mul": "& for and", "add": "| for or"}
+
+
+def boolean_arithmetic(op_name: str, inputs: int = 2, argument: str = "c",
+                       like: str = "dtype(x)") -> tuple:
+    """(why an op without a boolean kernel (no_boolean_kernel) is refused on booleans, what to
+    write instead), in the words of every backend and of the loader (spec/booleans.py)."""
+    which = "a boolean tensor" if inputs == 1 else "boolean tensors"
+    logical = _LOGICAL.get(op_name)
+    return (f"{op_name}() of {which} is not defined, as TensorFlow has no boolean kernel for "
+            f"it", f"cast first: cast({argument}, {like})"
+            + (f"; on booleans, write {logical}" if logical else ""))
+
+
+def float_number(op_name: str, number: str, dtype: str, tensor: str | None = None,
+                 like: str | None = None) -> tuple:
+    """(why a float number beside an integer tensor is refused by where's branches, clip's
+    bounds and concat's or stack's list, what to write instead), in the words of every backend
+    and of the loader (spec/dtypes.py): TensorFlow converts the number to the tensor's dtype
+    and refuses a float there ("Cannot convert 2.0 to EagerTensor of dtype int64"), where a
+    whole float became the integer silently. A bare integer takes the integer dtype."""
+    cast = f"cast({tensor}, {like})" if tensor is not None else f"cast(<the {dtype} one>, {like})"
+    return (f"{op_name}() of an {dtype} tensor and the float number {number} is not defined, "
+            f"as TensorFlow converts no float number to {dtype}",
+            f"write an integer number, or cast the tensor first: {cast}")
+
+
 # max, min and prod of a boolean are refused as sum and mean are (TensorFlow has no boolean
 # kernel for them either): each backend writes them itself to say so in these words
 for _name, _kernel, _torch, _jax, _tf, _doc in [
@@ -320,3 +361,7 @@ op("heaviside(x)", "1 where x > 0, else 0 (so 0 at 0 and at NaN); true gradient 
    "of surrogate-gradient networks, whose gradient an override_map replaces", family="unary",
    formula=lambda o, x: o.where(o.greater(x, 0.0), o.ones_like(x), o.zeros_like(x)), step=True,
    no_gradient_in=("torch", "tensorflow"))  # neither branch of the where depends on x
+
+
+# the ops refused on booleans on every backend and by the loader (no_boolean_kernel)
+NO_BOOLEAN_KERNEL = frozenset(name for name, spec in _OPS.items() if no_boolean_kernel(spec))

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from gradcli.lang.ast import Call, walk
 from gradcli.lang.places import Place
-from gradcli.ops.table import BOOLEAN_REFUSED, boolean_reduction
+from gradcli.ops import OPS
+from gradcli.ops.table import (
+    BOOLEAN_REFUSED,
+    NO_BOOLEAN_KERNEL,
+    boolean_arithmetic,
+    boolean_reduction,
+)
 from gradcli.spec.dtypes import argument, spec_error
 from gradcli.spec.model import Expr
 
@@ -29,4 +35,19 @@ def refuse_boolean_reductions(expr: Expr, dtypes: dict, key: str, like: str) -> 
             x = argument(node, "x")
             if x is not None and dtypes[id(x)] == "bool":
                 message, hint = boolean_reduction(node.func, Place(expr, x).text, like)
+                raise spec_error(expr, node.pos, message, key, hint)
+
+
+def refuse_boolean_arithmetic(expr: Expr, dtypes: dict, key: str, like: str) -> None:
+    """Raise a SpecError at the first op of expr without a boolean kernel in TensorFlow
+    (ops.table.NO_BOOLEAN_KERNEL: c + c, -c, c * d, c < d, exp(c), ...) whose tensors are all
+    boolean by construction (a check for spec/dtypes.visit; every backend refuses it at run
+    time in the same words). A boolean beside another dtype is refuse_mixed_dtypes'."""
+    for node in walk(expr.node):
+        if isinstance(node, Call) and node.func in NO_BOOLEAN_KERNEL:
+            operands = [a for a in (argument(node, p) for p in OPS[node.func].tensor_params)
+                        if a is not None]
+            if operands and all(dtypes[id(o)] == "bool" for o in operands):
+                message, hint = boolean_arithmetic(node.func, len(operands),
+                                                   Place(expr, operands[0]).text, like)
                 raise spec_error(expr, node.pos, message, key, hint)

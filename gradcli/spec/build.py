@@ -12,9 +12,14 @@ from pathlib import Path
 from gradcli.lang.ast import Call, walk
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import FLOAT_DTYPES, Arrays, literal
-from gradcli.spec.booleans import refuse_boolean_reductions
+from gradcli.spec.booleans import refuse_boolean_arithmetic, refuse_boolean_reductions
 from gradcli.spec.document import Map, YNode, to_plain
-from gradcli.spec.dtypes import refuse_mixed_dtypes, refuse_non_floats, visit
+from gradcli.spec.dtypes import (
+    refuse_float_numbers,
+    refuse_mixed_dtypes,
+    refuse_non_floats,
+    visit,
+)
 from gradcli.spec.expect import build_expect
 from gradcli.spec.fields import (
     check_keys,
@@ -115,7 +120,8 @@ def build_experiment(root: Map, path: str) -> Experiment:
                             grad_ys=Arrays(grad_ys), unconnected=unconnected, train=train,
                             expect=expect, raw=to_plain(root), places=places, data=data)
     # needs every name's dtype: after the whole spec
-    visit(experiment, refuse_boolean_reductions, refuse_mixed_dtypes, refuse_non_floats)
+    visit(experiment, refuse_boolean_reductions, refuse_mixed_dtypes, refuse_non_floats,
+          refuse_boolean_arithmetic, refuse_float_numbers)
     return experiment
 
 

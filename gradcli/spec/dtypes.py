@@ -9,7 +9,9 @@ expression shows both dtypes (declared inputs, casts, comparisons, lets holding 
 loader refuses here; where only the built tensors show them (a function's argument), every
 backend refuses in the same words (ops.table.mixed_dtypes, core/ops_math.one_dtype,
 backends/eager_args). A bare number is no tensor: it takes the dtype beside it
-(core/ops_math.number_dtype), so `k + 2.0` stays int64.
+(core/ops_math.number_dtype), so `k + 2.0` stays int64; in where's branches, clip's bounds
+and concat's or stack's list, as TensorFlow converts it there, a float beside an integer
+tensor is refused (refuse_float_numbers) and `stack([k, 1])` is int64.
 
 A node's dtype is a dtype name, NUMBER (a bare number or list of numbers) or None (not known
 without building: the check then leaves it to the run). It comes from the op table, not from
@@ -21,7 +23,14 @@ from __future__ import annotations
 from gradcli.lang.ast import Call, Const, ListExpr, Name, walk
 from gradcli.lang.places import Place
 from gradcli.ops import OPS
-from gradcli.ops.table import DTYPE_ORDER, FLOAT_ONLY, mixed_dtypes, non_float, same_dtype_params
+from gradcli.ops.table import (
+    DTYPE_ORDER,
+    FLOAT_ONLY,
+    float_number,
+    mixed_dtypes,
+    non_float,
+    same_dtype_params,
+)
 from gradcli.spec.arrays import FLOAT_DTYPES
 from gradcli.spec.model import Experiment, Expr, Location
 
@@ -94,6 +103,52 @@ def refuse_mixed_dtypes(expr: Expr, dtypes: dict, key: str, like: str) -> None:
         name = node.func if isinstance(node, Call) else "stack"
         message, hint = mixed_dtypes(name, list(first)[:2], list(first.values())[:2])
         raise spec_error(expr, node.pos, message, key, hint)
+
+
+CONVERTED = ("where", "clip", "concat", "stack")  # TensorFlow converts their numbers
+
+
+def refuse_float_numbers(expr: Expr, dtypes: dict, key: str, like: str) -> None:
+    """Raise a SpecError at the first where, clip, concat or stack (a list literal of tensors
+    too) of expr that holds an integer tensor by construction and a whole float number
+    (`where(c, k, 2.0)`, `stack([k, 1.0])`): TensorFlow converts the number to the tensor's
+    dtype and refuses a float (a check for visit; every backend refuses it at run time in the
+    same words, core/ops_math.no_float_number). A fraction is refused by number_dtype."""
+    found = []
+    for node in walk(expr.node):
+        if isinstance(node, ListExpr) or (isinstance(node, Call) and node.func in CONVERTED):
+            operands = _shared_operands(node)
+            tensor = next((o for o in operands if dtypes[id(o)] in ("int32", "int64")), None)
+            number = next((o for o in operands if _whole_float(o)), None)
+            if tensor is not None and number is not None:
+                found.append((node.pos, node, tensor, number))
+    if found:
+        _, node, tensor, number = min(found, key=lambda f: f[0])
+        name = node.func if isinstance(node, Call) else "stack"
+        text = Place(expr, tensor).text
+        message, hint = float_number(name, Place(expr, number).text, dtypes[id(tensor)],
+                                     text, like)
+        raise spec_error(expr, node.pos, message, key, hint)
+
+
+def _whole_float(node) -> bool:
+    """Whether node is a bare float number, or a list of numbers holding one, all whole (a
+    fraction beside an integer tensor has number_dtype's own refusal)."""
+    values = list(_numbers(node))
+    return bool(values) and None not in values and any(type(v) is float for v in values) \
+        and all(v == v and abs(v) != float("inf") and v == int(v) for v in values)
+
+
+def _numbers(node):
+    """The numbers of a bare number or (nested) list of them; None for anything else."""
+    if isinstance(node, Const):
+        yield node.value if isinstance(node.value, (int, float)) and type(node.value) is not bool \
+            else None
+    elif isinstance(node, ListExpr):
+        for item in node.items:
+            yield from _numbers(item)
+    else:
+        yield None
 
 
 def refuse_non_floats(expr: Expr, dtypes: dict, key: str, like: str) -> None:
@@ -218,6 +273,11 @@ def _dtype(node, dtypes: dict, known: dict, functions: dict):
 
 
 def _stacked(items: list):
-    """The dtype of a list of tensors stacked (numbers among them become float tensors)."""
+    """The dtype of a list of tensors stacked: numbers among them take a number tensor's
+    dtype, as TensorFlow's (a float beside an integer is refused: refuse_float_numbers); beside
+    a boolean they become float tensors, refused at run time."""
     tensors = set(items) - {NUMBER}
-    return tensors.pop() if len(tensors) == 1 and NUMBER not in items else None
+    if len(tensors) != 1:
+        return None
+    dtype = tensors.pop()
+    return None if dtype == "bool" and NUMBER in items else dtype

@@ -317,11 +317,23 @@ def read_dir(path) -> SweepDir:
 
 
 def _name(meta: dict, spec_text: str, path: Path) -> str:
-    """The spec's name: sweep.json's "name", else the name: line of the spec's text, else
+    """The spec's name: sweep.json's "name", else the last `--set name=X` of the sweep (its
+    "set", which every run was loaded with), else the name: line of the spec's text, else
     (no name: line) its file's stem, as a run names it (audit11 P2: the directory's name)."""
     if isinstance(meta.get("name"), str) and meta["name"]:
         return meta["name"]
     import yaml
+    sets = meta.get("set")
+    named = [s.partition("=")[2] for s in sets if isinstance(s, str)
+             and s.partition("=")[1] and s.partition("=")[0].strip() == "name"] \
+        if isinstance(sets, list) else []
+    if named and len(named[-1]) < 1000:
+        try:
+            name = yaml.safe_load(named[-1])  # as spec/overrides.py reads a --set value
+        except yaml.YAMLError:
+            name = None
+        if isinstance(name, str) and name:
+            return name
     # only the top-level name: line is parsed, never the whole text (aliases could explode it)
     line = re.search(r"^name:[ \t]*(\S.*)$", spec_text, re.MULTILINE)
     try:

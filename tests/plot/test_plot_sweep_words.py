@@ -107,3 +107,15 @@ def test_no_text_is_cut_at_the_edges_of_the_png(batches, args):
     edges = np.concatenate([image[:2].ravel(), image[-2:].ravel(), image[:, :2].ravel(),
                             image[:, -2:].ravel()])
     assert edges.min() == 255, "ink at the figure's edge: a text is cut"
+
+
+def test_a_sweep_with_set_name_is_titled_by_that_name_not_the_files_stem(tmp_path, monkeypatch):
+    spec = tmp_path / "nsw.yaml"
+    spec.write_text(NAMELESS.replace("[0, 1, 2, 3, 4, 5]", "[0, 1]"))
+    result = CliRunner().invoke(cli, ["sweep", str(spec), "--out", str(tmp_path / "swS"),
+                                      "--jobs", "1", "--set", "name=my sweep"])
+    assert result.exit_code == 0, result.output
+    docs = [json.loads(p.read_text()) for p in sorted((tmp_path / "swS" / "runs").glob("*.json"))]
+    assert {d["name"] for d in docs} == {"my sweep"}  # as its runs are named
+    fig = drawn(monkeypatch, tmp_path, tmp_path / "swS", "--x", "step", "--y", "loss")
+    assert fig._suptitle.get_text() == "my sweep"  # was "nsw", the file's stem

@@ -23,3 +23,15 @@ def _text_of(text, func):
 ])
 def test_span_covers_the_whole_sub_expression(text, func, expected):
     assert _text_of(text, func) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("where(c, j, -3.0)", "-3.0"), ("clip(x, -1, +2)", "-1"), ("stack([k, -4])", "-4"),
+])
+def test_a_negative_number_literal_spans_its_sign_and_its_digits(text, expected):
+    # a negative literal's node starts at its sign: its text was "-" alone
+    node = next(n for n in walk(parse_expression(text)) if getattr(n, "value", None) == float(
+        expected))
+    start, end = span(text, node)
+    assert text[start:end] == expected
+    assert _text_of(text, parse_expression(text).func) == text

@@ -169,3 +169,35 @@ def test_floats_meet_exactly_when_numpy_allclose_says():
         rtol, atol = [(1e-6, 1e-9), (0.0, 0.0), (1e-3, 0.0)][trial % 3]
         expected = np.allclose(a.astype(np.float64), e, rtol=rtol, atol=atol, equal_nan=True)
         assert (miss(e, a, rtol, atol) is None) == expected, (a, e, rtol, atol)
+
+
+def float_spec(values, tolerance="{rtol: 0, atol: 0}"):
+    return ("inputs:\n  x: {value: [9007199254740992.0, 1.0], dtype: float64}\n"
+            "outputs:\n  y: x[0] * 1.0\n  z: x\n"
+            f"expect:\n  values: {values}\n  tolerance: {tolerance}\n")
+
+
+def test_a_float_value_meets_an_integer_above_2_53_only_when_python_says_equal(tmp_path):
+    # Python compares an int with a float exactly: the oracle; float64 read BIG as BIG - 1
+    y = 9007199254740992.0
+    assert y != BIG and y == BIG - 1 and float(BIG) == y
+    code, failures = run(tmp_path, float_spec(f"{{y: {BIG}, z: [{BIG}, 1]}}"))
+    assert code == 1
+    assert failures == [
+        f"values.y: expected {BIG}, got 9007199254740992.0 (max |diff| {BIG - int(y)}; "
+        "rtol 0, atol 0)",
+        f"values.z: expected [{BIG} 1], got [9007199254740992.0 1.0] (max |diff| 1; "
+        "rtol 0, atol 0)"]
+    code, failures = run(tmp_path, float_spec(f"{{y: {BIG - 1}, z: [{BIG - 1}, 1]}}"))
+    assert (code, failures) == (0, [])
+    code, failures = run(tmp_path, float_spec(f"{{y: {BIG}}}", "{rtol: 0, atol: 1}"))
+    assert (code, failures) == (0, [])  # |y - BIG| = 1 <= atol, exactly
+
+
+@pytest.mark.parametrize("expected, actual", [
+    (3, 3.0000000001), (3, 3.001), (2, 2.0 + 1e-8), (0, 1e-9), (0, 1e-7), (-5, -5.00001),
+    ([1, 2], [1.0, 2.00000002]), (BIG - 1, 9007199254740992.0)])
+def test_ordinary_numbers_keep_the_default_tolerance_of_numpy_allclose(expected, actual):
+    met = np.allclose(np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64),
+                      rtol=1e-5, atol=1e-8, equal_nan=True)
+    assert (miss(expected, np.asarray(actual, dtype=np.float64), 1e-5, 1e-8) is None) == met
