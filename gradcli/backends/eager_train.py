@@ -15,8 +15,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..core.tf_updates import rule_for
-from ..errors import GradientError
-from .program import Convention, loss_value, nonfinite_kind, optimizer_overflow
+from ..errors import GradientError, GraphError
+from ..ops.table import mixed_dtypes
+from .program import Convention, loss_value, nonfinite_kind, optimizer_overflow, train_error
 
 
 class EagerTrainee:
@@ -50,7 +51,10 @@ class EagerTrainee:
         if not live:
             raise GradientError("no gradients provided for any variable: every gradient is None "
                                 "(is the loss connected to the variables?)")
-        clipped = clip(kit, [grads[n] for n in live], self.spec.clip)
+        try:
+            clipped = clip(kit, [grads[n] for n in live], self.spec.clip)
+        except GraphError as exc:  # placed at the key, as the numpy core places it
+            raise train_error(self.program.experiment, exc, "train.clip") from None
         if self.first:
             self.first = False
             for note in native_differences(kit, self.spec, clipped, [grads[n] for n in live]):
@@ -147,6 +151,11 @@ def clip(kit, grads: list, spec) -> list:
         native = getattr(kit, "clip_by_norm", None)
         return [native(g, spec.value) if native else clip_by_norm(kit, g, spec.value) for g in grads]
     if spec.kind == "global_norm":
+        # tf.clip_by_global_norm stacks the tensors' norms: TensorFlow refuses two dtypes there,
+        # where torch and jax would promote the float32 gradient (and so the float32 variable)
+        dtypes = list(dict.fromkeys(kit.dtype_name(g) for g in grads))
+        if len(dtypes) > 1:
+            raise GraphError("%s; %s" % mixed_dtypes("stack", dtypes))
         native = getattr(kit, "clip_by_global_norm", None)
         return native(grads, spec.value) if native else clip_by_global_norm(kit, grads, spec.value)
     lo, hi = spec.value

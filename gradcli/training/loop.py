@@ -26,6 +26,8 @@ from ..spelling import KIND_TEXT, number_text
 from .feed import Feed
 from .schedule import learning_rate
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 class NonfiniteLoss(GradcliError):
     """on_nonfinite: error, and the loss was NaN or infinite (exit code 1)."""
@@ -103,7 +105,15 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
     constrain = bool(constraints)
 
     def rate_at(t: int) -> float:  # asked when an update is applied, as apply's argument was
-        return learning_rate(lr, schedule, t) if schedule is not None else lr
+        if schedule is None:
+            return lr
+        rate = learning_rate(lr, schedule, t)
+        if not rate <= FLOAT32_MAX:  # tf.train rounds it to an infinite float32
+            with np.errstate(over="ignore"):
+                beyond = np.isinf(np.float32(rate))
+            if beyond:
+                raise _schedule_error(spec, t, rate)
+        return rate
 
     losses = record.loss
     for step in progress(range(feed.total), description="training"):
@@ -262,6 +272,14 @@ def _finite(value) -> bool:
     with np.errstate(over="ignore"):
         total = np.add.reduce(array, axis=None)
     return bool(np.isfinite(total)) or nonfinite_kind(array) is None
+
+
+def _schedule_error(spec, step: int, rate: float):
+    key = "train.schedule"
+    return spec.keys.get(key, spec.loc).error(
+        f"the learning rate at step {step} is {rate:g}, beyond float32's range (max "
+        f"{FLOAT32_MAX:.7g}): tf.train feeds the rate as a float32 tensor", key=key,
+        hint="lower lr or the schedule's gamma, or cap steps")
 
 
 def _stop_text(experiment, step: int, loss: float, found) -> str:

@@ -17,10 +17,18 @@ def learning_rate(lr: float, schedule, t: int) -> float:
         s = p["steps"]
         return lr * 0.5 * (1 + math.cos(math.pi * min(t, s) / s))
     if schedule.kind == "step":
-        return lr * p["gamma"] ** math.floor(t / p["every"])
+        return lr * _power(p["gamma"], math.floor(t / p["every"]))
     if schedule.kind == "exponential":
-        return lr * p["gamma"] ** t
+        return lr * _power(p["gamma"], t)
     raise ValueError(f"unknown schedule {schedule.kind!r}; expected cosine, step or exponential")
+
+
+def _power(gamma: float, n: int) -> float:
+    """gamma ** n in float64: inf past its range, as numpy gives it (Python raises there)."""
+    try:
+        return gamma ** n
+    except OverflowError:  # gamma is positive (the spec refuses others)
+        return math.inf
 
 
 class Schedule:
