@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .logaxis import decades as decade_span
+
 JUMP_SHARE = 0.02   # a step bigger than this share of the series' range may be a jump ...
 JUMP_RATIO = 4.0    # ... when it is this many times the typical step around it
 WINDOW = 3
@@ -87,11 +89,8 @@ def off_scale(y, lims) -> dict[str, np.ndarray]:
 
 def spans_decades(values, decades: float = 2.0) -> bool:
     """True when the positive finite values span more than this many powers of ten (log scale)."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if v.size < 2 or np.any(v <= 0):
-        return False
-    return bool(np.log10(v.max() / v.min()) > decades)
+    found = decade_span(values)  # in decades: max / min overflowed for 6e307 / 0.3 (tryout12 2.1)
+    return found is not None and found > decades
 
 
 def draw_edges(ax, x, kinds: dict, label: str, color: str, levels: dict | None = None,

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..printable import printable
 from ..sweep.stats import column_stats
-from . import fit, marks, pyplot
+from . import fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import BAND_ALPHA, line_style, marked, styled
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, selected
@@ -34,6 +34,7 @@ from .train import STEP_LABEL
 
 STEP_TEXT = "training step"
 NAME = 40  # characters of a name inside the subtitle (the figure then fits every text)
+BIGGEST = float(np.finfo(np.float64).max)
 
 
 @dataclass
@@ -72,7 +73,9 @@ class SweepSeries:
 
     def band(self, line: SweepLine) -> tuple[np.ndarray, np.ndarray]:
         """The drawn band of a line: mean ∓ std, clipped to the column's bounds (NaN stays)."""
-        lower, upper = line.mean - line.std, line.mean + line.std
+        with np.errstate(over="ignore"):  # 6e307 + 1e308 is inf: drawn at float64's max
+            lower, upper = line.mean - line.std, line.mean + line.std
+        lower, upper = np.clip(lower, -BIGGEST, BIGGEST), np.clip(upper, -BIGGEST, BIGGEST)
         if self.bounds is not None:
             lower, upper = np.clip(lower, *self.bounds), np.clip(upper, *self.bounds)
         return lower, upper
@@ -82,7 +85,7 @@ class SweepSeries:
         if self.bounds is None:
             return False
         lo, hi = self.bounds
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             return any(np.any(line.mean - line.std < lo) or np.any(line.mean + line.std > hi)
                        for line in self.lines)
 
@@ -102,6 +105,12 @@ class SweepSeries:
             if hi <= 0 and np.any(upper > 0):
                 return "above"
         return None
+
+    def log_y(self) -> bool:
+        """Whether y is drawn on a log axis, by plot train's rule (marks.spans_decades): the
+        means drawn are all positive and span more than two decades (a diverging sweep's
+        losses up to 1e308 drew every other curve on 0; final losses of 1e-7 .. 140)."""
+        return marks.spans_decades(np.concatenate([line.mean for line in self.lines]))
 
     def notes(self) -> list:
         """What the legend says besides the lines: runs left out, x values not drawn, ..."""
@@ -278,8 +287,13 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
             subtitle = printable(text.subtitle)
         if subtitle:
             ax.set_title(textwrap.fill(subtitle, 88), fontsize=9.5)
+        log = series.log_y()
+        if log:  # before anything is drawn: a linear autoscale of 1.8e308 overflows
+            logaxis.set_log(ax, "y", logaxis.limits(np.concatenate(
+                [np.concatenate([line.mean, *series.band(line)]) for line in series.lines])))
         for i, line in enumerate(series.lines):
-            _line(ax, series, line, i, f"{printable(text.name(line.label))} ({sizes(line.n)})")
+            _line(ax, series, line, i, f"{printable(text.name(line.label))} ({sizes(line.n)})",
+                  log)
         _x_axis(ax, plt, series)
         ax.set_xlabel(printable(text.xlabel) if text.xlabel is not None else
                       STEP_LABEL if series.curve else f"{printable(series.x_key)} (swept)")
@@ -300,8 +314,10 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
     return fig
 
 
-def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str) -> None:
-    """One mean line with its band; on a categorical axis points with error bars."""
+def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str, log: bool) -> None:
+    """One mean line with its band; on a categorical axis points with error bars. On a log
+    axis a band reaching 0 or below is filled down to the axis' bottom, and its lower edge's
+    line stops there (drawn down to 10⁻³⁰⁰ it was a comb of vertical strokes)."""
     style = line_style(i)
     x = series.xs(line) + (_dodge(i, len(series.lines)) if series.categorical else 0.0)
     band = np.isfinite(line.std)
@@ -316,6 +332,8 @@ def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str) -> None:
         ax.fill_between(x, lower, upper, where=band, color=style["color"], alpha=BAND_ALPHA,
                         linewidth=0, interpolate=False, gid=f"band:{line.label}")
         for edge in (lower, upper):  # whose band is whose, where bands overlap
+            if log:
+                edge = np.where(edge > 0, edge, np.nan)
             ax.plot(x, edge, color=style["color"], linestyle=style["linestyle"], linewidth=0.8,
                     alpha=0.75, label="_band edge", gid=f"band-edge:{line.label}")
     ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5,
@@ -343,7 +361,7 @@ def _x_axis(ax, plt, series: SweepSeries) -> None:
         ax.xaxis.get_major_locator().set_params(integer=True)
     else:
         if len(x) > 1 and marks.spans_decades(x, 1.0):
-            ax.set_xscale("log")
+            logaxis.set_log(ax, "x")
         if len(x) <= 12:  # a tick at each swept value, written as in results.csv
             ax.set_xticks(x, _spaced(x, _tick_labels(series.x_values),
                                      ax.get_xscale() == "log"))

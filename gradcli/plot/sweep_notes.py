@@ -53,7 +53,8 @@ def notes(series) -> list:
     side = series.crosses_zero()
     if side:
         found.append(f"band {side} 0: mean {'−' if side == 'below' else '+'} 1 std "
-                     f"(every run {'≥' if side == 'below' else '≤'} 0)")
+                     f"(every run {'≥' if side == 'below' else '≤'} 0)"
+                     + ("; filled down to the log axis' bottom" if series.log_y() else ""))
     return found
 
 

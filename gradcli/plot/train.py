@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..printable import printable
-from . import fit, marks, pyplot
+from . import fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import line_style, marked, styled
 from .text import FigureText
@@ -174,6 +174,13 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
               if "final" in series.get(quantity, {})]
     values = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
     log = bool(values) and marks.spans_decades(np.concatenate(values))
+    if log:
+        # before anything is drawn (a linear autoscale of 1.8e308 overflows); a -inf (or 0)
+        # would be clipped to the axes' floor, and its segment drawn down through the lanes:
+        # masked, the line breaks there and the -inf has its mark; the limits padded in
+        # decades inside float64's range (a loss of 6e307 padded by matplotlib passed it:
+        # inf limits, one tick label, overflow warnings)
+        logaxis.set_log(ax, "y", logaxis.limits(np.concatenate(values)), nonpositive="mask")
     under, depth = overlaps([(name, y) for name, y, *_ in drawn], log)
     # each line's NaN and inf marks in a lane of their own, as plot curve's; a run's final
     # value shares its loss line's lanes (the loss line is named by the run's label)
@@ -216,10 +223,6 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
                                      markerfacecolor=style["color"], gid=f"{quantity}:{name}",
                                      **{**star, "markersize": 10}):  # a lane is ~10 points
             star_lines.append((line, f"{final['label']}{line.get_label()[len(name):]}"))
-    if log:
-        # a -inf (or 0) would be clipped to the axes' floor, and its segment drawn down
-        # through the lanes: masked, the line breaks there and the -inf has its mark
-        ax.set_yscale("log", nonpositive="mask")
     if bottom or top:
         _make_room(ax, values, log, bottom, top, levels)
     return _legend_entries(ax, star_lines)
@@ -230,9 +233,10 @@ def _make_room(ax, values: list, log: bool, bottom: int, top: int, levels: dict)
     (in decades on a log axis), and the lanes drawn; no ticks when no value is finite."""
     lims = None
     if any(np.isfinite(v).any() for v in values):
-        lims = ax.get_ylim()  # matplotlib's own, from the finite values drawn
+        lims = ax.get_ylim()  # matplotlib's own, from the finite values drawn (log: ours)
         shown = marks.reserve(np.log10(lims) if log else lims, bottom, top)
-        ax.set_ylim(*(10.0 ** np.asarray(shown) if log else shown))
+        # in decades, kept inside float64's range: a +inf lane above 6e307 would pass it
+        ax.set_ylim(*(logaxis.to_values(*shown) if log else shown))
     marks.draw_lanes(ax, lims, levels)
 
 
