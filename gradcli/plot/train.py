@@ -107,7 +107,9 @@ def overlaps(lines: list, log: bool = False) -> tuple[list, list]:
         with np.errstate(all="ignore"):
             lines = [(name, np.log10(np.asarray(y, dtype=np.float64))) for name, y in lines]
     finite = np.concatenate([y[np.isfinite(y)] for _, y in lines]) if lines else np.array([])
-    span = float(finite.max() - finite.min()) if finite.size else 0.0
+    with np.errstate(over="ignore"):  # 1.7e308 - -1.7e308: inf, taken as float64's max
+        span = float(min(finite.max() - finite.min(), np.finfo(np.float64).max)) \
+            if finite.size else 0.0
     atol = OVERLAP * max(span, 1e-12)
     under, depth = [None] * len(lines), [0] * len(lines)
     for i, (_, y) in enumerate(lines):

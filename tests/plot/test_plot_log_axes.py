@@ -224,3 +224,16 @@ def test_a_band_below_0_or_past_1e308_on_a_log_axis(recwarn):
     np.testing.assert_array_equal(upper.get_ydata(), [3e-3, 1.5, np.finfo(np.float64).max])
     notes = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "band below 0: mean − 1 std (every run ≥ 0); filled down to the log axis' bottom" in notes
+
+
+def test_lines_spanning_float64s_range_are_not_said_to_overlap(recwarn):
+    """The overlap tolerance is a share of the axes' span: -1.7e308 .. 1.7e308 overflowed to
+    inf, and every line then "overlapped" every other (with a warning)."""
+    from gradcli.plot.marks import limits
+    from gradcli.plot.train import overlaps
+    warnings.simplefilter("always")
+    under, depth = overlaps([("a", np.array([-1.7e308, 1.7e308])), ("b", np.array([0.0, 1.0]))])
+    assert under == [None, None] and depth == [0, 0]
+    lo, hi = limits([[-1.7e308, 1.7e308]])
+    assert lo == -np.finfo(np.float64).max and hi == np.finfo(np.float64).max
+    assert not runtime_warnings(recwarn)
