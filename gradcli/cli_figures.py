@@ -44,13 +44,16 @@ def figure_text(renames: bool):
     if renames:
         options.append(click.option(
             "--label", "labels", multiple=True, metavar="OLD=NEW",
-            help="Draw the line named OLD (a --hue value, a spec's name) as NEW; repeatable."))
+            help="Draw the line named OLD (a --hue value, a spec's name) as NEW; repeatable. "
+                 "OLD may hold '=': the split is at the '=' that leaves a line's name on the "
+                 "left."))
 
     def wrap(command):
         def with_text(*args, title, subtitle, xlabel, ylabel, legend_title, labels=(), **kwargs):
-            from .plot.text import FigureText, parse_names
+            from .plot.text import FigureText, parse_labels
             return command(*args, text=FigureText(title, subtitle, xlabel, tuple(ylabel),
-                                                  legend_title, parse_names(labels)), **kwargs)
+                                                  legend_title, labels=parse_labels(labels)),
+                           **kwargs)
         with_text = functools.wraps(command)(with_text)
         for option in reversed(options):
             with_text = option(with_text)
