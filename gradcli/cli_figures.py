@@ -88,8 +88,10 @@ def plot() -> None:
 def plot_curve(spec, name, span, points, element, backend, overrides, output, max_memory,
                text) -> None:
     """The forward value, true derivative, overridden gradient and numeric derivative of
-    SPEC's first output along one input swept elementwise (the straight-through figure):
-    every element of the input takes each value, and one element's gradients are drawn."""
+    SPEC's first output along one element of one input (the straight-through figure): that
+    element takes each value of the range, while the input's other elements and the other
+    inputs keep the spec's values; the gradients drawn are with respect to that element (of
+    the output's same element, or its element 0, as the figure's title says)."""
     from . import curve
     from .plot import figure_bytes, figure_target
     from .plot.curve import curve_figure

@@ -130,3 +130,11 @@ def test_label_renames_a_line_whose_name_holds_an_equals_sign(tmp_path):
     wrong = CliRunner().invoke(cli, [*args, "--label", "scale=2.0=two"])
     assert wrong.exit_code == 2
     assert "--label 'scale'=...: no line is named so" in wrong.output
+
+
+def test_plot_curve_help_says_one_element_is_set_and_the_others_keep_their_values():
+    """The help said every element of the input takes each value (tryout12 3.4); the figure
+    sets one and keeps the others (README, the figure's subtitle, curve.sweep)."""
+    shown = " ".join(CliRunner().invoke(cli, ["plot", "curve", "--help"]).output.split())
+    assert "every element of the input takes each value" not in shown
+    assert "the input's other elements and the other inputs keep the spec's values" in shown
