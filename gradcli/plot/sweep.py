@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..printable import printable
-from ..sweep.stats import column_stats
+from ..sweep.stats import column_stats, zero_true
 from . import fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import BAND_ALPHA, line_style, marked, styled
-from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, selected
+from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, run_doc, selected
 from .sweep_notes import dropped, notes
 from .text import FigureText
 from .text import title as set_title
@@ -35,6 +35,7 @@ from .train import STEP_LABEL
 STEP_TEXT = "training step"
 NAME = 40  # characters of a name inside the subtitle (the figure then fits every text)
 BIGGEST = float(np.finfo(np.float64).max)
+NOTE_WIDTH = 100  # characters of a legend note's line (the degenerate note takes three)
 
 
 @dataclass
@@ -67,6 +68,7 @@ class SweepSeries:
     shorter: int = 0                  # curve: runs that end before their line's last step
     unread: int = 0                   # curve: runs with a result but no readable run file
     dropped: list = field(default_factory=list)  # x values not drawn: (value, runs, failed)
+    zero_true: list = field(default_factory=list)  # "out/in" pairs whose true gradient is 0
 
     def xs(self, line: SweepLine) -> np.ndarray:
         return self.positions if line.x is None else line.x
@@ -148,10 +150,12 @@ class SweepSeries:
 
 
 def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
-                 where: dict | None = None) -> SweepSeries:
+                 where: dict | None = None, zero: list | None = None) -> SweepSeries:
     """The means, stds and counts per x value and hue value (checked names, did-you-mean), over
     the runs whose swept keys take the `where` values ({key: value}, from parse_where); with
-    x "step" (not a swept key), y a quantity kept per step: the learning curves."""
+    x "step" (not a swept key), y a quantity kept per step: the learning curves. For a
+    gradient column (<output>/<input>.<stat>), the pairs whose true gradient is 0 in every
+    run drawn (sweep/stats.zero_true of their run files, or `zero` when the caller has it)."""
     from .sweep_curves import STEP, curve_series
     where = where or {}
     if hue is not None:
@@ -200,7 +204,10 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
         line.runs = line.runs[drawn]
     # what a point averages over: the other swept keys that take more than one value
     pooled = pooled_keys(sweep, x, hue, where)
+    if "/" in y and zero is None:  # the legend says when the comparison is degenerate
+        zero = zero_true([run_doc(sweep.path, r.get("run", "")) or {} for r in rows])
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
+                       zero_true=list(zero or []),
                        failed=len(selected(sweep.rows, where)) - len(rows), nonfinite=nonfinite,
                        pooled=pooled, fixed=dict(where), dropped=gone,
                        bounds=bounds(y, np.concatenate([line.mean for line in lines])),
@@ -301,17 +308,31 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
         handles, labels = ax.get_legend_handles_labels()
         for note in series.notes():  # left out runs are said, not silently dropped
             handles.append(plt.Line2D([], [], linestyle="none"))
-            labels.append(note)
+            labels.append(textwrap.fill(note, NOTE_WIDTH))  # wrapped: fit would cut it
         title_text = (text.legend_title if text.legend_title is not None
                       else series.hue_key if series.hue_key else None)
         # below the axes: "best" would not avoid the bands (a fill is not a line)
         # two columns for many short entries; long notes one per row, so that none is cut
         columns = 2 if len(labels) > 3 and max(map(len, labels)) <= 36 else 1
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  ncols=columns, title=printable(title_text) if title_text else None)
+        # its top a fixed distance in points below the x label, not a share of the axes'
+        # height: a tall legend (the degenerate note's three lines) shrinks the axes, and
+        # at -0.16 of them it covered the x label
+        from matplotlib.transforms import offset_copy
+        below = offset_copy(ax.transAxes, fig=fig, y=-_x_label_depth(ax) - 6, units="points")
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                  bbox_transform=below, ncols=columns,
+                  title=printable(title_text) if title_text else None)
         # each column's text beside its handle (0.08 of the width with the column spacing)
         fit.figure(fig, legend_share=(0.97 - 0.08 * columns) / columns)
     return fig
+
+
+def _x_label_depth(ax) -> float:
+    """How far below the axes the x tick labels and the x label reach, in points (their
+    fonts' sizes, the same wherever the layout puts the axes)."""
+    renderer = ax.figure.canvas.get_renderer()
+    depth = ax.get_window_extent(renderer).y0 - ax.xaxis.get_tightbbox(renderer).y0
+    return max(depth, 0.0) * 72.0 / ax.figure.dpi
 
 
 def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str, log: bool) -> None:

@@ -55,7 +55,21 @@ def notes(series) -> list:
         found.append(f"band {side} 0: mean {'−' if side == 'below' else '+'} 1 std "
                      f"(every run {'≥' if side == 'below' else '≤'} 0)"
                      + ("; filled down to the log axis' bottom" if series.log_y() else ""))
-    return found
+    return found + gradient_notes(series.y_column, series.zero_true)
+
+
+def gradient_notes(column: str, zero: list) -> list:
+    """What a figure of a gradient column (<output>/<input>.cosine, ...) must say beside its
+    numbers, in the words of the sweep's table (render_sweep): when the gradients were taken
+    (so they cannot depend on the learning rate), and, when the pair is among `zero`
+    (sweep/stats.zero_true: its true gradient is 0 in every run), that comparisons with it
+    are degenerate: a zero estimator reads as best (tryout12 3.5)."""
+    from ..render_sweep import INITIAL, degenerate_note
+    if "/" not in column:
+        return []
+    pair = column.rsplit(".", 1)[0]
+    note = degenerate_note([pair] if pair in zero else [])
+    return [f"gradients {INITIAL}"] + ([note] if note else [])
 
 
 def _not_drawn(series) -> list:
