@@ -5,7 +5,7 @@ that share each x (and hue) value: seeds and the other swept keys, named in the 
 count are sweep/stats.column_stats of the runs' cells, the numbers of `gradcli sweep`'s report;
 `sweep_figure` draws it: one line per value of the hue key, a band of ±1 standard
 deviation (ddof 1) around each mean, the group sizes in the legend. A key whose values
-are not all numbers (override_map.sign: [identity, hardtanh]) gets a categorical axis,
+are not all numbers (override_map.sign: [identity, hardtanh]), and `seed`, get a categorical axis,
 drawn as points with error bars (a line between unordered values would be made up).
 
 A column whose values cannot leave a range (`bounds`: an accuracy, a sign agreement in
@@ -27,7 +27,7 @@ from . import fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import BAND_ALPHA, line_style, marked, styled
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, run_doc, selected
-from .sweep_notes import dropped, notes
+from .sweep_notes import coincide, dropped, notes
 from .text import FigureText
 from .text import title as set_title
 from .train import STEP_LABEL
@@ -172,7 +172,8 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
         raise fail(f"--x {printable(x)!r} is also given to --where; it would keep one point")
     check_column(sweep, y, "--y")
     x_values = sweep.values(x)
-    categorical = not all(is_number(v) for v in x_values)
+    # a seed is a name, not a quantity: seeds joined by a line read as ordered (tryout12 4)
+    categorical = x == "seed" or not all(is_number(v) for v in x_values)
     positions = (np.arange(len(x_values), dtype=np.float64) if categorical
                  else np.array([float(v) for v in x_values]))
     rows = selected(sweep.ok_rows(), where)
@@ -295,12 +296,16 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
         if subtitle:
             ax.set_title(textwrap.fill(subtitle, 88), fontsize=9.5)
         log = series.log_y()
+        under = coincide(series)[0]   # a line under another everywhere: said and widened
         if log:  # before anything is drawn: a linear autoscale of 1.8e308 overflows
             logaxis.set_log(ax, "y", logaxis.limits(np.concatenate(
                 [np.concatenate([line.mean, *series.band(line)]) for line in series.lines])))
         for i, line in enumerate(series.lines):
-            _line(ax, series, line, i, f"{printable(text.name(line.label))} ({sizes(line.n)})",
-                  log)
+            label = f"{printable(text.name(line.label))} ({sizes(line.n)})"
+            if under[i] is not None:
+                label += f", overlaps {printable(text.name(under[i]))}"
+            _line(ax, series, line, i, label, log, wider=sum(
+                u == line.label for u in under[i + 1:]))
         _x_axis(ax, plt, series)
         ax.set_xlabel(printable(text.xlabel) if text.xlabel is not None else
                       STEP_LABEL if series.curve else f"{printable(series.x_key)} (swept)")
@@ -335,7 +340,8 @@ def _x_label_depth(ax) -> float:
     return max(depth, 0.0) * 72.0 / ax.figure.dpi
 
 
-def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str, log: bool) -> None:
+def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str, log: bool,
+          wider: int = 0) -> None:
     """One mean line with its band; on a categorical axis points with error bars. On a log
     axis a band reaching 0 or below is filled down to the axis' bottom, and its lower edge's
     line stops there (drawn down to 10⁻³⁰⁰ it was a comb of vertical strokes)."""
@@ -357,7 +363,9 @@ def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str, log: boo
                 edge = np.where(edge > 0, edge, np.nan)
             ax.plot(x, edge, color=style["color"], linestyle=style["linestyle"], linewidth=0.8,
                     alpha=0.75, label="_band edge", gid=f"band-edge:{line.label}")
-    ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5,
+    # a line that others lie on everywhere is drawn wider, as plot train draws it
+    ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5 + 2.5 * wider,
+            linewidth=1.8 + 1.8 * wider,
             **{**style, "marker": style["marker"] if marked(len(x)) else None})
     beside = np.zeros_like(band)  # a neighbour with a band: the fill has width there
     beside[1:] |= band[:-1]

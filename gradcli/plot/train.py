@@ -103,26 +103,45 @@ def overlaps(lines: list, log: bool = False) -> tuple[list, list]:
     how many later lines lie on each). Alike means the same length and every point within
     OVERLAP of the axes' finite span (NaN where the other is NaN), measured as the axes
     draw it: on a log axis (log=True, every finite value positive) in decades."""
-    if log:
-        with np.errstate(all="ignore"):
-            lines = [(name, np.log10(np.asarray(y, dtype=np.float64))) for name, y in lines]
-    finite = np.concatenate([y[np.isfinite(y)] for _, y in lines]) if lines else np.array([])
-    with np.errstate(over="ignore"):  # 1.7e308 - -1.7e308: inf, taken as float64's max
-        span = float(min(finite.max() - finite.min(), np.finfo(np.float64).max)) \
-            if finite.size else 0.0
-    atol = OVERLAP * max(span, 1e-12)
+    lines = [(name, drawn_scale(y, log)) for name, y in lines]
+    atol = tolerance([y for _, y in lines])
     under, depth = [None] * len(lines), [0] * len(lines)
     for i, (_, y) in enumerate(lines):
         for j in range(i):
             other = lines[j][1]
-            if len(other) == len(y) and np.allclose(y, other, rtol=0, atol=atol, equal_nan=True):
+            if len(other) == len(y) and alike(y, other, atol).all():
                 under[i] = lines[j][0]
                 break
         for j in range(i + 1, len(lines)):
             other = lines[j][1]
-            if len(other) == len(y) and np.allclose(y, other, rtol=0, atol=atol, equal_nan=True):
+            if len(other) == len(y) and alike(y, other, atol).all():
                 depth[i] += 1
     return under, depth
+
+
+def drawn_scale(y, log: bool) -> np.ndarray:
+    """Values as the axes place them: in decades on a log axis."""
+    y = np.asarray(y, dtype=np.float64)
+    if not log:
+        return y
+    with np.errstate(all="ignore"):
+        return np.log10(y)
+
+
+def tolerance(values: list) -> float:
+    """How close two points must be (in drawn_scale) to look like one: OVERLAP of the
+    finite span of all the axes' values."""
+    finite = np.concatenate([np.ravel(v)[np.isfinite(np.ravel(v))] for v in values]) \
+        if values else np.array([])
+    with np.errstate(over="ignore"):  # 1.7e308 - -1.7e308: inf, taken as float64's max
+        span = float(min(finite.max() - finite.min(), np.finfo(np.float64).max)) \
+            if finite.size else 0.0
+    return OVERLAP * max(span, 1e-12)
+
+
+def alike(y, other, atol: float) -> np.ndarray:
+    """Point by point, whether two lines' points look like one (within atol, NaN on NaN)."""
+    return np.isclose(y, other, rtol=0, atol=atol, equal_nan=True)
 
 
 def train_figure(title: str, runs: list, units: dict | None = None,

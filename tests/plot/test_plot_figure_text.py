@@ -112,8 +112,8 @@ def test_label_renames_a_line_whose_name_holds_an_equals_sign(tmp_path):
     from gradcli.plot.sweep import SweepLine, SweepSeries, sweep_figure
     names = ["reverse_gradient(h, scale=1.0)", "reverse_gradient(h, scale=0.0)"]
     series = SweepSeries("step", "loss", "let.hr", [0, 1], np.array([0.0, 1.0]), False,
-                         [SweepLine(n, np.array([1.0, 0.5]), np.full(2, np.nan), np.ones(2, int))
-                          for n in names])
+                         [SweepLine(n, np.array([1.0, k]), np.full(2, np.nan), np.ones(2, int))
+                          for k, n in enumerate(names)])
     text = FigureText(labels=("reverse_gradient(h, scale=1.0)=λ = 1",
                               "reverse_gradient(h, scale=0.0)=no reversal"))
     fig = sweep_figure("grl", series, text)
