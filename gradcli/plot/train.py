@@ -5,7 +5,8 @@ A run is (label, {quantity: {"train": values, "test": values or absent,
 label or absent (then the quantity's name)}}): the loss has
 a value per step (x 0, 1, ...), a metric one per evaluation (x its eval_steps).
 Each quantity gets its own axes; a run keeps its colour and marker throughout, its
-training part solid, its test part dashed; where a quantity has both parts, the legend
+training part solid, its test part dashed (a further run: a dash pattern pair of its own,
+RUN_DASHES); where a quantity has both parts, the legend
 names them (`label (train)`, `label (test)`). The final loss (TrainRecord.final_loss,
 on the whole training part) is its own marker, not one more point of the batch-loss line:
 with data it is another quantity than the batch losses, and joining them draws a jump.
@@ -28,7 +29,13 @@ from .style import line_style, marked, styled
 from .text import FigureText
 from .text import title as set_title
 
-PARTS = (("train", "-"), ("test", "--"))  # the training part solid, the held-out part dashed
+PARTS = ("train", "test")
+# (training part, test part) per run: the first run's solid and dashed; each further run has a
+# pair of its own (long dashes and dots, long dash-dot and dash-dot-dot, ...), so that where
+# one run's line lies on another's (two specs identical for 40 steps), the one underneath
+# shows in its gaps (tryout12 3.6: both specs solid, the second hid the first)
+RUN_DASHES = [("-", "--"), ((0, (7, 3)), (0, (1, 2))), ((0, (7, 2, 1.5, 2)), (0, (3, 2, 1, 2, 1, 2))),
+              ((0, (12, 3)), (0, (1, 4))), ((0, (4, 1.5)), (0, (6, 2, 1, 2, 1, 2, 1, 2)))]
 OVERLAP = 2e-3      # lines closer than this share of the axes' span look like one line
 FINAL_MARKER = "*"
 STEP_LABEL = "training step (optimizer updates before the value)"
@@ -183,7 +190,7 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
     star (the run's own, when only one run has it)."""
     drawn = []  # (name, y, x, style index, dash)
     for i, (label, series) in enumerate(runs):
-        for part, dash in PARTS:
+        for part, dash in zip(PARTS, RUN_DASHES[i % len(RUN_DASHES)]):
             values = series.get(quantity, {}).get(part)
             if values is None:
                 continue
