@@ -89,15 +89,17 @@ def coincide(series) -> tuple[list, list]:
             if same.sum() == shown_j.sum() == np.isfinite(vi[0]).sum():
                 under[j] = lines[i].label   # the whole line: said beside its name
             else:
+                banded = bool(np.isfinite(lines[j].std[at_j][same]).any())
                 found.append(_lies_on(series, lines[j].label, lines[i].label,
-                                      xj[at_j][same], shown_j.sum()))
+                                      xj[at_j][same], shown_j.sum(), banded))
             break
     return under, found
 
 
-def _lies_on(series, upper, lower, xs, points: int) -> str:
-    """'hardtanh lies on identity at lr = 0.003' (at 41 of 81 steps, for a curve)."""
-    head = f"{_name(upper)} lies on {_name(lower)} (mean and band) at "
+def _lies_on(series, upper, lower, xs, points: int, banded: bool) -> str:
+    """'hardtanh lies on identity (mean and band) at lr = 0.003' (at 41 of 81 steps, for a
+    curve; without "(mean and band)" where there is no band: one run per point)."""
+    head = f"{_name(upper)} lies on {_name(lower)}{' (mean and band)' * banded} at "
     if series.curve:
         return head + f"{len(xs)} of {points} steps"
     values = [v for v, p in zip(series.x_values, series.positions) if p in set(xs.tolist())]

@@ -75,3 +75,10 @@ def test_seed_along_x_is_points_with_error_bars_not_a_line(tmp_path):
               and len(li.get_xdata()) > 2]  # error bars are two-point segments
     assert not joined
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(s) for s in SEEDS]
+
+
+def test_without_a_band_the_note_names_the_mean_only():
+    series = series_of({"0": [0.08, 0.06], "1": [0.08, 1.56]},
+                       {"0": np.full(2, np.nan), "1": np.full(2, np.nan)})
+    series.x_values, series.positions = ["0.01", "0.1"], np.array([0.01, 0.1])
+    assert "1 lies on 0 at train.optimizer.lr = 0.01" in legend(sweep_figure("div", series))
