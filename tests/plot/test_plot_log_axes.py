@@ -237,3 +237,17 @@ def test_lines_spanning_float64s_range_are_not_said_to_overlap(recwarn):
     lo, hi = limits([[-1.7e308, 1.7e308]])
     assert lo == -np.finfo(np.float64).max and hi == np.finfo(np.float64).max
     assert not runtime_warnings(recwarn)
+
+
+def test_the_user_sees_no_warning_on_stderr(tmp_path):
+    """The try-out's own symptom: `gradcli plot train` of a diverging run printed
+    RuntimeWarnings with source paths (marks.py, matplotlib's scale.py) on stderr."""
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "updiv.yaml").write_text(DIVERGE)
+    done = subprocess.run([sys.executable, "-m", "gradcli", "plot", "train", "updiv.yaml",
+                           "-o", "x.png"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONWARNINGS": "default"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
