@@ -44,13 +44,16 @@ def figure_text(renames: bool):
     if renames:
         options.append(click.option(
             "--label", "labels", multiple=True, metavar="OLD=NEW",
-            help="Draw the line named OLD (a --hue value, a spec's name) as NEW; repeatable."))
+            help="Draw the line named OLD (a --hue value, a spec's name) as NEW; repeatable. "
+                 "OLD may hold '=': the split is at the '=' that leaves a line's name on the "
+                 "left."))
 
     def wrap(command):
         def with_text(*args, title, subtitle, xlabel, ylabel, legend_title, labels=(), **kwargs):
-            from .plot.text import FigureText, parse_names
+            from .plot.text import FigureText, parse_labels
             return command(*args, text=FigureText(title, subtitle, xlabel, tuple(ylabel),
-                                                  legend_title, parse_names(labels)), **kwargs)
+                                                  legend_title, labels=parse_labels(labels)),
+                           **kwargs)
         with_text = functools.wraps(command)(with_text)
         for option in reversed(options):
             with_text = option(with_text)
@@ -85,8 +88,10 @@ def plot() -> None:
 def plot_curve(spec, name, span, points, element, backend, overrides, output, max_memory,
                text) -> None:
     """The forward value, true derivative, overridden gradient and numeric derivative of
-    SPEC's first output along one input swept elementwise (the straight-through figure):
-    every element of the input takes each value, and one element's gradients are drawn."""
+    SPEC's first output along one element of one input (the straight-through figure): that
+    element takes each value of the range, while the input's other elements and the other
+    inputs keep the spec's values; the gradients drawn are with respect to that element (of
+    the output's same element, or its element 0, as the figure's title says)."""
     from . import curve
     from .plot import figure_bytes, figure_target
     from .plot.curve import curve_figure

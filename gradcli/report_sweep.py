@@ -89,10 +89,10 @@ def section(e: SweepEntry) -> str:
     parts.append(table)
     wanted = plots(s)
     for x, column, hue in wanted[:MAX_FIGURES]:
-        series = sweep_series(s, x, column, hue)
+        series = sweep_series(s, x, column, hue, zero=zero)
+        # the notes of a gradient column say when it was taken, and when it is degenerate
         caption = (f"{column} against {x}" + (f", one line per {hue}" if hue else "")
-                   + f": {series.band_text()}" + "".join(f"; {n}" for n in series.notes())
-                   + _gradient_words(column, zero))
+                   + f": {series.band_text()}" + "".join(f"; {n}" for n in series.notes()))
         parts.append(_figure(sweep_figure(s.name, series), caption))
     same = constants(s)
     if same:
@@ -163,17 +163,6 @@ def _groups_table(e: SweepEntry) -> str:
     if any("/" in c for c in s.columns):  # <output>/<input>.cosine, ...
         caption += f"; the output/input columns compare gradients taken {INITIAL}"
     return _wide(_table(caption, [*keys, "n", *s.columns], rows, names=len(keys)))
-
-
-def _gradient_words(column: str, zero: list) -> str:
-    """What a figure of a gradient column (<output>/<input>.cosine, ...) must say beside its
-    numbers: when the gradients were taken, and that a zero true gradient makes it
-    degenerate."""
-    if "/" not in column:
-        return ""
-    pair = column.rsplit(".", 1)[0]
-    note = degenerate_note([pair] if pair in zero else [])
-    return f"; gradients {INITIAL}" + (f"; {note}" if note else "")
 
 
 def _gradients_table(e: SweepEntry) -> tuple[str, list]:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .logaxis import decades as decade_span
+
 JUMP_SHARE = 0.02   # a step bigger than this share of the series' range may be a jump ...
 JUMP_RATIO = 4.0    # ... when it is this many times the typical step around it
 WINDOW = 3
+BIGGEST = float(np.finfo(np.float64).max)
 
 # Where a series' marks sit, in axes coordinates (0 bottom, 1 top), and how they look.
 EDGE = {"+inf": (0.97, "^", True), "above": (0.97, "^", False), "NaN": (0.03, "X", True),
@@ -27,7 +30,8 @@ def jumps(y) -> np.ndarray:
     finite = np.isfinite(y)
     if finite.sum() < 2:
         return np.zeros(max(len(y) - 1, 0), dtype=bool)
-    scale = float(np.max(y[finite]) - np.min(y[finite]))
+    with np.errstate(over="ignore"):  # -1.7e308 .. 1.7e308: inf, no jump is that big
+        scale = float(np.max(y[finite]) - np.min(y[finite]))
     if _flat(float(np.min(y[finite])), float(np.max(y[finite]))):
         return np.zeros(len(steps), dtype=bool)
     flags = np.zeros(len(steps), dtype=bool)
@@ -66,8 +70,9 @@ def limits(series, pad: float = 0.08) -> tuple[float, float] | None:
     if _flat(lo, hi):  # rounding noise around a constant is not worth a scale of 1e-15
         middle = (lo + hi) / 2
         return middle - max(1.0, abs(middle)) * 0.5, middle + max(1.0, abs(middle)) * 0.5
-    span = hi - lo
-    return lo - pad * span, hi + pad * span
+    # in halves, and inside float64's range: -1.7e308 .. 1.7e308 spans more than its max
+    span = hi / 2 - lo / 2
+    return max(lo - 2 * pad * span, -BIGGEST), min(hi + 2 * pad * span, BIGGEST)
 
 
 def _flat(lo: float, hi: float) -> bool:
@@ -87,11 +92,8 @@ def off_scale(y, lims) -> dict[str, np.ndarray]:
 
 def spans_decades(values, decades: float = 2.0) -> bool:
     """True when the positive finite values span more than this many powers of ten (log scale)."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if v.size < 2 or np.any(v <= 0):
-        return False
-    return bool(np.log10(v.max() / v.min()) > decades)
+    found = decade_span(values)  # in decades: max / min overflowed for 6e307 / 0.3 (tryout12 2.1)
+    return found is not None and found > decades
 
 
 def draw_edges(ax, x, kinds: dict, label: str, color: str, levels: dict | None = None,

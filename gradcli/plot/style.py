@@ -6,6 +6,8 @@ marker per series so that a grey print still tells them apart.
 """
 from __future__ import annotations
 
+import contextlib
+
 # Okabe & Ito (2008), "Color Universal Design": safe for the common colour blindnesses.
 BLACK, ORANGE, SKY, GREEN, YELLOW, BLUE, VERMILLION, PURPLE = (
     "#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7")
@@ -41,9 +43,17 @@ RC = {
 }
 
 
+@contextlib.contextmanager
 def styled(plt):
-    """A context in which figures take the house style."""
-    return plt.rc_context(RC)
+    """A context in which figures take the house style, and are drawn without numpy's
+    floating-point warnings: a linear axis spanning -1.7e308 .. 1.7e308 overflows inside
+    matplotlib's locators (ticker.py, scale.py) whatever values it is given, and the user
+    would read `RuntimeWarning: overflow ...` with a path into site-packages on stderr
+    (tryout12 2.1). Scoped to drawing a figure (np.errstate is undone on leaving), never set
+    for the process; gradcli's own numbers are kept in range where they are computed."""
+    import numpy as np
+    with plt.rc_context(RC), np.errstate(over="ignore", invalid="ignore"):
+        yield
 
 
 def line_style(i: int) -> dict:

@@ -5,7 +5,7 @@ that share each x (and hue) value: seeds and the other swept keys, named in the 
 count are sweep/stats.column_stats of the runs' cells, the numbers of `gradcli sweep`'s report;
 `sweep_figure` draws it: one line per value of the hue key, a band of ±1 standard
 deviation (ddof 1) around each mean, the group sizes in the legend. A key whose values
-are not all numbers (override_map.sign: [identity, hardtanh]) gets a categorical axis,
+are not all numbers (override_map.sign: [identity, hardtanh]), and `seed`, get a categorical axis,
 drawn as points with error bars (a line between unordered values would be made up).
 
 A column whose values cannot leave a range (`bounds`: an accuracy, a sign agreement in
@@ -22,18 +22,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..printable import printable
-from ..sweep.stats import column_stats
-from . import fit, marks, pyplot
+from ..sweep.stats import column_stats, zero_true
+from . import fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import BAND_ALPHA, line_style, marked, styled
-from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, selected
-from .sweep_notes import dropped, notes
+from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, run_doc, selected
+from .sweep_notes import coincide, dropped, notes
 from .text import FigureText
 from .text import title as set_title
 from .train import STEP_LABEL
 
 STEP_TEXT = "training step"
 NAME = 40  # characters of a name inside the subtitle (the figure then fits every text)
+BIGGEST = float(np.finfo(np.float64).max)
+NOTE_WIDTH = 100  # characters of a legend note's line (the degenerate note takes three)
 
 
 @dataclass
@@ -66,13 +68,16 @@ class SweepSeries:
     shorter: int = 0                  # curve: runs that end before their line's last step
     unread: int = 0                   # curve: runs with a result but no readable run file
     dropped: list = field(default_factory=list)  # x values not drawn: (value, runs, failed)
+    zero_true: list = field(default_factory=list)  # "out/in" pairs whose true gradient is 0
 
     def xs(self, line: SweepLine) -> np.ndarray:
         return self.positions if line.x is None else line.x
 
     def band(self, line: SweepLine) -> tuple[np.ndarray, np.ndarray]:
         """The drawn band of a line: mean ∓ std, clipped to the column's bounds (NaN stays)."""
-        lower, upper = line.mean - line.std, line.mean + line.std
+        with np.errstate(over="ignore"):  # 6e307 + 1e308 is inf: drawn at float64's max
+            lower, upper = line.mean - line.std, line.mean + line.std
+        lower, upper = np.clip(lower, -BIGGEST, BIGGEST), np.clip(upper, -BIGGEST, BIGGEST)
         if self.bounds is not None:
             lower, upper = np.clip(lower, *self.bounds), np.clip(upper, *self.bounds)
         return lower, upper
@@ -82,7 +87,7 @@ class SweepSeries:
         if self.bounds is None:
             return False
         lo, hi = self.bounds
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             return any(np.any(line.mean - line.std < lo) or np.any(line.mean + line.std > hi)
                        for line in self.lines)
 
@@ -102,6 +107,12 @@ class SweepSeries:
             if hi <= 0 and np.any(upper > 0):
                 return "above"
         return None
+
+    def log_y(self) -> bool:
+        """Whether y is drawn on a log axis, by plot train's rule (marks.spans_decades): the
+        means drawn are all positive and span more than two decades (a diverging sweep's
+        losses up to 1e308 drew every other curve on 0; final losses of 1e-7 .. 140)."""
+        return marks.spans_decades(np.concatenate([line.mean for line in self.lines]))
 
     def notes(self) -> list:
         """What the legend says besides the lines: runs left out, x values not drawn, ..."""
@@ -139,10 +150,12 @@ class SweepSeries:
 
 
 def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
-                 where: dict | None = None) -> SweepSeries:
+                 where: dict | None = None, zero: list | None = None) -> SweepSeries:
     """The means, stds and counts per x value and hue value (checked names, did-you-mean), over
     the runs whose swept keys take the `where` values ({key: value}, from parse_where); with
-    x "step" (not a swept key), y a quantity kept per step: the learning curves."""
+    x "step" (not a swept key), y a quantity kept per step: the learning curves. For a
+    gradient column (<output>/<input>.<stat>), the pairs whose true gradient is 0 in every
+    run drawn (sweep/stats.zero_true of their run files, or `zero` when the caller has it)."""
     from .sweep_curves import STEP, curve_series
     where = where or {}
     if hue is not None:
@@ -159,7 +172,8 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
         raise fail(f"--x {printable(x)!r} is also given to --where; it would keep one point")
     check_column(sweep, y, "--y")
     x_values = sweep.values(x)
-    categorical = not all(is_number(v) for v in x_values)
+    # a seed is a name, not a quantity: seeds joined by a line read as ordered (tryout12 4)
+    categorical = x == "seed" or not all(is_number(v) for v in x_values)
     positions = (np.arange(len(x_values), dtype=np.float64) if categorical
                  else np.array([float(v) for v in x_values]))
     rows = selected(sweep.ok_rows(), where)
@@ -191,7 +205,10 @@ def sweep_series(sweep: SweepDir, x: str, y: str, hue: str | None = None,
         line.runs = line.runs[drawn]
     # what a point averages over: the other swept keys that take more than one value
     pooled = pooled_keys(sweep, x, hue, where)
+    if "/" in y and zero is None:  # the legend says when the comparison is degenerate
+        zero = zero_true([run_doc(sweep.path, r.get("run", "")) or {} for r in rows])
     return SweepSeries(x, y, hue, x_values, positions, categorical, lines,
+                       zero_true=list(zero or []),
                        failed=len(selected(sweep.rows, where)) - len(rows), nonfinite=nonfinite,
                        pooled=pooled, fixed=dict(where), dropped=gone,
                        bounds=bounds(y, np.concatenate([line.mean for line in lines])),
@@ -278,8 +295,17 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
             subtitle = printable(text.subtitle)
         if subtitle:
             ax.set_title(textwrap.fill(subtitle, 88), fontsize=9.5)
+        log = series.log_y()
+        under = coincide(series)[0]   # a line under another everywhere: said and widened
+        if log:  # before anything is drawn: a linear autoscale of 1.8e308 overflows
+            logaxis.set_log(ax, "y", logaxis.limits(np.concatenate(
+                [np.concatenate([line.mean, *series.band(line)]) for line in series.lines])))
         for i, line in enumerate(series.lines):
-            _line(ax, series, line, i, f"{printable(text.name(line.label))} ({sizes(line.n)})")
+            label = f"{printable(text.name(line.label))} ({sizes(line.n)})"
+            if under[i] is not None:
+                label += f", overlaps {printable(text.name(under[i]))}"
+            _line(ax, series, line, i, label, log, wider=sum(
+                u == line.label for u in under[i + 1:]))
         _x_axis(ax, plt, series)
         ax.set_xlabel(printable(text.xlabel) if text.xlabel is not None else
                       STEP_LABEL if series.curve else f"{printable(series.x_key)} (swept)")
@@ -287,21 +313,38 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
         handles, labels = ax.get_legend_handles_labels()
         for note in series.notes():  # left out runs are said, not silently dropped
             handles.append(plt.Line2D([], [], linestyle="none"))
-            labels.append(note)
+            labels.append(textwrap.fill(note, NOTE_WIDTH))  # wrapped: fit would cut it
         title_text = (text.legend_title if text.legend_title is not None
                       else series.hue_key if series.hue_key else None)
         # below the axes: "best" would not avoid the bands (a fill is not a line)
         # two columns for many short entries; long notes one per row, so that none is cut
         columns = 2 if len(labels) > 3 and max(map(len, labels)) <= 36 else 1
-        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.16),
-                  ncols=columns, title=printable(title_text) if title_text else None)
+        # its top a fixed distance in points below the x label, not a share of the axes'
+        # height: a tall legend (the degenerate note's three lines) shrinks the axes, and
+        # at -0.16 of them it covered the x label
+        from matplotlib.transforms import offset_copy
+        below = offset_copy(ax.transAxes, fig=fig, y=-_x_label_depth(ax) - 6, units="points")
+        ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                  bbox_transform=below, ncols=columns,
+                  title=printable(title_text) if title_text else None)
         # each column's text beside its handle (0.08 of the width with the column spacing)
         fit.figure(fig, legend_share=(0.97 - 0.08 * columns) / columns)
     return fig
 
 
-def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str) -> None:
-    """One mean line with its band; on a categorical axis points with error bars."""
+def _x_label_depth(ax) -> float:
+    """How far below the axes the x tick labels and the x label reach, in points (their
+    fonts' sizes, the same wherever the layout puts the axes)."""
+    renderer = ax.figure.canvas.get_renderer()
+    depth = ax.get_window_extent(renderer).y0 - ax.xaxis.get_tightbbox(renderer).y0
+    return max(depth, 0.0) * 72.0 / ax.figure.dpi
+
+
+def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str, log: bool,
+          wider: int = 0) -> None:
+    """One mean line with its band; on a categorical axis points with error bars. On a log
+    axis a band reaching 0 or below is filled down to the axis' bottom, and its lower edge's
+    line stops there (drawn down to 10⁻³⁰⁰ it was a comb of vertical strokes)."""
     style = line_style(i)
     x = series.xs(line) + (_dodge(i, len(series.lines)) if series.categorical else 0.0)
     band = np.isfinite(line.std)
@@ -316,9 +359,13 @@ def _line(ax, series: SweepSeries, line: SweepLine, i: int, label: str) -> None:
         ax.fill_between(x, lower, upper, where=band, color=style["color"], alpha=BAND_ALPHA,
                         linewidth=0, interpolate=False, gid=f"band:{line.label}")
         for edge in (lower, upper):  # whose band is whose, where bands overlap
+            if log:
+                edge = np.where(edge > 0, edge, np.nan)
             ax.plot(x, edge, color=style["color"], linestyle=style["linestyle"], linewidth=0.8,
                     alpha=0.75, label="_band edge", gid=f"band-edge:{line.label}")
-    ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5,
+    # a line that others lie on everywhere is drawn wider, as plot train draws it
+    ax.plot(x, line.mean, label=label, gid=f"mean:{line.label}", markersize=5 + 2.5 * wider,
+            linewidth=1.8 + 1.8 * wider,
             **{**style, "marker": style["marker"] if marked(len(x)) else None})
     beside = np.zeros_like(band)  # a neighbour with a band: the fill has width there
     beside[1:] |= band[:-1]
@@ -343,7 +390,7 @@ def _x_axis(ax, plt, series: SweepSeries) -> None:
         ax.xaxis.get_major_locator().set_params(integer=True)
     else:
         if len(x) > 1 and marks.spans_decades(x, 1.0):
-            ax.set_xscale("log")
+            logaxis.set_log(ax, "x")
         if len(x) <= 12:  # a tick at each swept value, written as in results.csv
             ax.set_xticks(x, _spaced(x, _tick_labels(series.x_values),
                                      ax.get_xscale() == "log"))

@@ -5,6 +5,8 @@ three learning rates never reads as a sweep of two (tryout10 F7).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..printable import printable
 from .fit import middle
 
@@ -53,8 +55,70 @@ def notes(series) -> list:
     side = series.crosses_zero()
     if side:
         found.append(f"band {side} 0: mean {'−' if side == 'below' else '+'} 1 std "
-                     f"(every run {'≥' if side == 'below' else '≤'} 0)")
-    return found
+                     f"(every run {'≥' if side == 'below' else '≤'} 0)"
+                     + ("; filled down to the log axis' bottom" if series.log_y() else ""))
+    return found + coincide(series)[1] + gradient_notes(series.y_column, series.zero_true)
+
+
+def coincide(series) -> tuple[list, list]:
+    """(for each line, the earlier line it lies on at every point, mean and band, or None;
+    notes naming a line that lies on an earlier one at some points only): plot train's rule
+    for lines drawn on top of one another (train.overlaps: within OVERLAP of the axes' span,
+    in decades on a log axis), asked point by point. Identical means at lr 0.003 hid one
+    estimator's marker and band under the other's without a word (tryout12 3.6). A
+    categorical axis sets the points side by side: none hides another."""
+    from .train import alike, drawn_scale, tolerance
+    lines = series.lines
+    under = [None] * len(lines)
+    if series.categorical or len(lines) < 2:
+        return under, []
+    log = series.log_y()
+    drawn = [(np.asarray(series.xs(line), dtype=np.float64),
+              drawn_scale(np.vstack([line.mean, *series.band(line)]), log)) for line in lines]
+    atol = tolerance([values for _, values in drawn])
+    found = []
+    for j, (xj, vj) in enumerate(drawn):
+        shown_j = np.isfinite(vj[0])
+        for i in range(j):
+            xi, vi = drawn[i]
+            _, at_i, at_j = np.intersect1d(xi, xj, return_indices=True)
+            same = alike(vi[:, at_i], vj[:, at_j], atol).all(axis=0)
+            same &= np.isfinite(vi[0, at_i]) & shown_j[at_j]
+            if not same.any():
+                continue
+            if same.sum() == shown_j.sum() == np.isfinite(vi[0]).sum():
+                under[j] = lines[i].label   # the whole line: said beside its name
+            else:
+                banded = bool(np.isfinite(lines[j].std[at_j][same]).any())
+                found.append(_lies_on(series, lines[j].label, lines[i].label,
+                                      xj[at_j][same], shown_j.sum(), banded))
+            break
+    return under, found
+
+
+def _lies_on(series, upper, lower, xs, points: int, banded: bool) -> str:
+    """'hardtanh lies on identity (mean and band) at lr = 0.003' (at 41 of 81 steps, for a
+    curve; without "(mean and band)" where there is no band: one run per point)."""
+    head = f"{_name(upper)} lies on {_name(lower)}{' (mean and band)' * banded} at "
+    if series.curve:
+        return head + f"{len(xs)} of {points} steps"
+    values = [v for v, p in zip(series.x_values, series.positions) if p in set(xs.tolist())]
+    shown = ", ".join(_name(v) for v in values[:NAMED]) + (", …" if len(values) > NAMED else "")
+    return head + f"{_name(series.x_key)} = {shown}"
+
+
+def gradient_notes(column: str, zero: list) -> list:
+    """What a figure of a gradient column (<output>/<input>.cosine, ...) must say beside its
+    numbers, in the words of the sweep's table (render_sweep): when the gradients were taken
+    (so they cannot depend on the learning rate), and, when the pair is among `zero`
+    (sweep/stats.zero_true: its true gradient is 0 in every run), that comparisons with it
+    are degenerate: a zero estimator reads as best (tryout12 3.5)."""
+    from ..render_sweep import INITIAL, degenerate_note
+    if "/" not in column:
+        return []
+    pair = column.rsplit(".", 1)[0]
+    note = degenerate_note([pair] if pair in zero else [])
+    return [f"gradients {INITIAL}"] + ([note] if note else [])
 
 
 def _not_drawn(series) -> list:

@@ -23,6 +23,7 @@ class FigureText:
     ylabels: tuple = ()
     legend_title: str | None = None
     names: dict = field(default_factory=dict)   # a line's name -> the name drawn
+    labels: tuple = ()   # --label OLD=NEW as given: split by check_names, which knows the lines
 
     def name(self, label) -> str:
         return self.names.get(str(label), str(label))
@@ -37,8 +38,15 @@ class FigureText:
                                f"{count} axes ({what}): give one per axes, top to bottom")
 
     def check_names(self, known: list, what: str) -> None:
-        """An error naming a --label OLD that is no line of the figure (with the choices)."""
+        """Each --label OLD=NEW split at the '=' that leaves a line's name on the left (a
+        name may hold '=': `reverse_gradient(h, scale=1.0)`; the longest such name when
+        several do), into names; an error naming a --label OLD that is no line of the figure
+        (split at the first '=', with the choices)."""
         from ..spec.fields import did_you_mean
+        for item in self.labels:
+            cuts = [i for i, c in enumerate(item) if c == "=" and item[:i] in known]
+            at = cuts[-1] if cuts else item.index("=")
+            self.names[item[:at]] = item[at + 1:]
         for old in self.names:
             if old not in known:
                 hint = did_you_mean(old, known)
@@ -47,16 +55,15 @@ class FigureText:
                                    + f"; the {what} are {', '.join(map(printable, known))}")
 
 
-def parse_names(items) -> dict:
-    """{OLD: NEW} from --label OLD=NEW options (split at the first '=')."""
-    names = {}
+def parse_labels(items) -> tuple:
+    """The --label OLD=NEW options, each checked to hold an '=' after a name; where to split
+    one is decided by FigureText.check_names, which knows the figure's lines."""
     for item in items or ():
-        old, sep, new = item.partition("=")
+        old, sep, _ = item.partition("=")
         if not sep or not old:
             raise GradcliError(f"--label {printable(item)!r}: expected OLD=NEW, e.g. "
                                "--label identity='straight-through'")
-        names[old] = new
-    return names
+    return tuple(items or ())
 
 
 def title(fig, default: str, text: FigureText | None) -> None:

@@ -5,7 +5,8 @@ A run is (label, {quantity: {"train": values, "test": values or absent,
 label or absent (then the quantity's name)}}): the loss has
 a value per step (x 0, 1, ...), a metric one per evaluation (x its eval_steps).
 Each quantity gets its own axes; a run keeps its colour and marker throughout, its
-training part solid, its test part dashed; where a quantity has both parts, the legend
+training part solid, its test part dashed (a further run: a dash pattern pair of its own,
+RUN_DASHES); where a quantity has both parts, the legend
 names them (`label (train)`, `label (test)`). The final loss (TrainRecord.final_loss,
 on the whole training part) is its own marker, not one more point of the batch-loss line:
 with data it is another quantity than the batch losses, and joining them draws a jump.
@@ -22,13 +23,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..printable import printable
-from . import fit, marks, pyplot
+from . import fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import line_style, marked, styled
 from .text import FigureText
 from .text import title as set_title
 
-PARTS = (("train", "-"), ("test", "--"))  # the training part solid, the held-out part dashed
+PARTS = ("train", "test")
+# (training part, test part) per run: the first run's solid and dashed; each further run has a
+# pair of its own (long dashes and dots, long dash-dot and dash-dot-dot, ...), so that where
+# one run's line lies on another's (two specs identical for 40 steps), the one underneath
+# shows in its gaps (tryout12 3.6: both specs solid, the second hid the first)
+RUN_DASHES = [("-", "--"), ((0, (7, 3)), (0, (1, 2))), ((0, (7, 2, 1.5, 2)), (0, (3, 2, 1, 2, 1, 2))),
+              ((0, (12, 3)), (0, (1, 4))), ((0, (4, 1.5)), (0, (6, 2, 1, 2, 1, 2, 1, 2)))]
 OVERLAP = 2e-3      # lines closer than this share of the axes' span look like one line
 FINAL_MARKER = "*"
 STEP_LABEL = "training step (optimizer updates before the value)"
@@ -103,24 +110,45 @@ def overlaps(lines: list, log: bool = False) -> tuple[list, list]:
     how many later lines lie on each). Alike means the same length and every point within
     OVERLAP of the axes' finite span (NaN where the other is NaN), measured as the axes
     draw it: on a log axis (log=True, every finite value positive) in decades."""
-    if log:
-        with np.errstate(all="ignore"):
-            lines = [(name, np.log10(np.asarray(y, dtype=np.float64))) for name, y in lines]
-    finite = np.concatenate([y[np.isfinite(y)] for _, y in lines]) if lines else np.array([])
-    span = float(finite.max() - finite.min()) if finite.size else 0.0
-    atol = OVERLAP * max(span, 1e-12)
+    lines = [(name, drawn_scale(y, log)) for name, y in lines]
+    atol = tolerance([y for _, y in lines])
     under, depth = [None] * len(lines), [0] * len(lines)
     for i, (_, y) in enumerate(lines):
         for j in range(i):
             other = lines[j][1]
-            if len(other) == len(y) and np.allclose(y, other, rtol=0, atol=atol, equal_nan=True):
+            if len(other) == len(y) and alike(y, other, atol).all():
                 under[i] = lines[j][0]
                 break
         for j in range(i + 1, len(lines)):
             other = lines[j][1]
-            if len(other) == len(y) and np.allclose(y, other, rtol=0, atol=atol, equal_nan=True):
+            if len(other) == len(y) and alike(y, other, atol).all():
                 depth[i] += 1
     return under, depth
+
+
+def drawn_scale(y, log: bool) -> np.ndarray:
+    """Values as the axes place them: in decades on a log axis."""
+    y = np.asarray(y, dtype=np.float64)
+    if not log:
+        return y
+    with np.errstate(all="ignore"):
+        return np.log10(y)
+
+
+def tolerance(values: list) -> float:
+    """How close two points must be (in drawn_scale) to look like one: OVERLAP of the
+    finite span of all the axes' values."""
+    finite = np.concatenate([np.ravel(v)[np.isfinite(np.ravel(v))] for v in values]) \
+        if values else np.array([])
+    with np.errstate(over="ignore"):  # 1.7e308 - -1.7e308: inf, taken as float64's max
+        span = float(min(finite.max() - finite.min(), np.finfo(np.float64).max)) \
+            if finite.size else 0.0
+    return OVERLAP * max(span, 1e-12)
+
+
+def alike(y, other, atol: float) -> np.ndarray:
+    """Point by point, whether two lines' points look like one (within atol, NaN on NaN)."""
+    return np.isclose(y, other, rtol=0, atol=atol, equal_nan=True)
 
 
 def train_figure(title: str, runs: list, units: dict | None = None,
@@ -162,7 +190,7 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
     star (the run's own, when only one run has it)."""
     drawn = []  # (name, y, x, style index, dash)
     for i, (label, series) in enumerate(runs):
-        for part, dash in PARTS:
+        for part, dash in zip(PARTS, RUN_DASHES[i % len(RUN_DASHES)]):
             values = series.get(quantity, {}).get(part)
             if values is None:
                 continue
@@ -174,6 +202,13 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
               if "final" in series.get(quantity, {})]
     values = [y for _, y, *_ in drawn] + [np.asarray([f["value"]], float) for _, f, _ in finals]
     log = bool(values) and marks.spans_decades(np.concatenate(values))
+    if log:
+        # before anything is drawn (a linear autoscale of 1.8e308 overflows); a -inf (or 0)
+        # would be clipped to the axes' floor, and its segment drawn down through the lanes:
+        # masked, the line breaks there and the -inf has its mark; the limits padded in
+        # decades inside float64's range (a loss of 6e307 padded by matplotlib passed it:
+        # inf limits, one tick label, overflow warnings)
+        logaxis.set_log(ax, "y", logaxis.limits(np.concatenate(values)), nonpositive="mask")
     under, depth = overlaps([(name, y) for name, y, *_ in drawn], log)
     # each line's NaN and inf marks in a lane of their own, as plot curve's; a run's final
     # value shares its loss line's lanes (the loss line is named by the run's label)
@@ -216,10 +251,6 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
                                      markerfacecolor=style["color"], gid=f"{quantity}:{name}",
                                      **{**star, "markersize": 10}):  # a lane is ~10 points
             star_lines.append((line, f"{final['label']}{line.get_label()[len(name):]}"))
-    if log:
-        # a -inf (or 0) would be clipped to the axes' floor, and its segment drawn down
-        # through the lanes: masked, the line breaks there and the -inf has its mark
-        ax.set_yscale("log", nonpositive="mask")
     if bottom or top:
         _make_room(ax, values, log, bottom, top, levels)
     return _legend_entries(ax, star_lines)
@@ -230,9 +261,10 @@ def _make_room(ax, values: list, log: bool, bottom: int, top: int, levels: dict)
     (in decades on a log axis), and the lanes drawn; no ticks when no value is finite."""
     lims = None
     if any(np.isfinite(v).any() for v in values):
-        lims = ax.get_ylim()  # matplotlib's own, from the finite values drawn
+        lims = ax.get_ylim()  # matplotlib's own, from the finite values drawn (log: ours)
         shown = marks.reserve(np.log10(lims) if log else lims, bottom, top)
-        ax.set_ylim(*(10.0 ** np.asarray(shown) if log else shown))
+        # in decades, kept inside float64's range: a +inf lane above 6e307 would pass it
+        ax.set_ylim(*(logaxis.to_values(*shown) if log else shown))
     marks.draw_lanes(ax, lims, levels)
 
 

@@ -104,3 +104,37 @@ def test_plot_curve_and_plot_train_take_the_options(tmp_path, monkeypatch):
         for option in ("--title", "--subtitle", "--xlabel", "--ylabel", "--legend-title",
                        "--label"):
             assert option in shown
+
+
+def test_label_renames_a_line_whose_name_holds_an_equals_sign(tmp_path):
+    """--label splits at the '=' that leaves a line's name on the left (tryout12 3.3: the
+    documented `reverse_gradient(h, scale=1.0)` could not be renamed)."""
+    from gradcli.plot.sweep import SweepLine, SweepSeries, sweep_figure
+    names = ["reverse_gradient(h, scale=1.0)", "reverse_gradient(h, scale=0.0)"]
+    series = SweepSeries("step", "loss", "let.hr", [0, 1], np.array([0.0, 1.0]), False,
+                         [SweepLine(n, np.array([1.0, k]), np.full(2, np.nan), np.ones(2, int))
+                          for k, n in enumerate(names)])
+    text = FigureText(labels=("reverse_gradient(h, scale=1.0)=λ = 1",
+                              "reverse_gradient(h, scale=0.0)=no reversal"))
+    fig = sweep_figure("grl", series, text)
+    shown = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert shown[:2] == ["λ = 1 (n=1)", "no reversal (n=1)"]
+    # through the CLI: two specs, one named with '=' (plot train's lines are spec names)
+    for name in ("scale=1.0", "other"):
+        (tmp_path / f"{name}.yaml").write_text(
+            f"name: '{name}'\ninputs: {{w: [1.0]}}\noutputs: {{loss: sum(w * w)}}\n"
+            "train: {optimizer: {name: sgd, lr: 0.1}, steps: 3}\n")
+    args = ["plot", "train", str(tmp_path / "scale=1.0.yaml"), str(tmp_path / "other.yaml"),
+            "-o", str(tmp_path / "t.png")]
+    assert CliRunner().invoke(cli, [*args, "--label", "scale=1.0=one"]).exit_code == 0
+    wrong = CliRunner().invoke(cli, [*args, "--label", "scale=2.0=two"])
+    assert wrong.exit_code == 2
+    assert "--label 'scale'=...: no line is named so" in wrong.output
+
+
+def test_plot_curve_help_says_one_element_is_set_and_the_others_keep_their_values():
+    """The help said every element of the input takes each value (tryout12 3.4); the figure
+    sets one and keeps the others (README, the figure's subtitle, curve.sweep)."""
+    shown = " ".join(CliRunner().invoke(cli, ["plot", "curve", "--help"]).output.split())
+    assert "every element of the input takes each value" not in shown
+    assert "the input's other elements and the other inputs keep the spec's values" in shown

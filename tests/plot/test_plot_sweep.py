@@ -107,7 +107,10 @@ def test_without_hue_other_keys_are_pooled_and_said_so(sweep_dir):
         want = expected(rows, "override_map.sign", sign, "y/x.cosine")
         assert line.mean[k] == pytest.approx(np.mean(want), rel=1e-14)
         assert line.n[k] == len(want) == (9 if sign == "identity" else 8)
-    assert series.notes() == ["1 failed run left out", "pooled over train.optimizer.lr"]
+    # a gradient column also says when its gradients were taken (tryout12 3.5)
+    assert series.notes() == ["1 failed run left out", "pooled over train.optimizer.lr",
+                              "gradients at the inputs' initial values, before any training "
+                              "step (on the first training batch when the spec has data:)"]
 
 
 def test_a_failed_run_is_found_by_its_json_without_an_error_column(tmp_path):

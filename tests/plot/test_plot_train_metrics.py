@@ -51,8 +51,13 @@ def test_each_metric_has_its_axes_at_the_evaluation_steps_train_solid_test_dashe
     np.testing.assert_array_equal(acc["a (test)"].get_xdata(), [0, 2, 4, 6])
     np.testing.assert_array_equal(acc["a (test)"].get_ydata(), [0.0, 0.5, 0.5, 0.75])
     np.testing.assert_array_equal(acc["b"].get_xdata(), [0, 3])
-    assert acc["a (train)"].get_linestyle() == "-" and acc["b"].get_linestyle() == "-"
-    assert acc["a (test)"].get_linestyle() == "--"
+    assert acc["a (train)"].get_linestyle() == "-" and acc["a (test)"].get_linestyle() == "--"
+    # the second run's training part has a dash of its own, which neither of a's lines has
+    # (tryout12 3.6: both solid, the second run hid the first where they coincided)
+    dashes = {name: line._unscaled_dash_pattern for name, line in acc.items()}
+    assert dashes["b"][1] not in (dashes["a (train)"][1], dashes["a (test)"][1])
+    assert dashes["b"][1] is not None  # a dash, not a solid line
+    assert loss["b"]._unscaled_dash_pattern == dashes["b"]  # the same on every axes
     assert acc["a (train)"].get_color() == acc["a (test)"].get_color() != acc["b"].get_color()
 
 

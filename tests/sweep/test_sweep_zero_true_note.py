@@ -79,3 +79,35 @@ def test_zero_true_asks_every_run_with_a_finite_true_gradient():
     seen = {}  # group by group, as report DIR reads the runs
     zero_true([doc([0.0, 0.0])], seen)
     assert zero_true([doc([3.0, 0.0])], seen) == [] and seen == {"y/x": False}
+
+
+def plot_notes(tmp_path, out, monkeypatch) -> list:
+    """The legend's notes of `plot sweep OUT --x override_map.<op> --y loss/w.cosine`."""
+    import gradcli.plot.sweep as sweep_module
+    drawn = {}
+    original = sweep_module.sweep_figure
+
+    def keep(*args, **kwargs):
+        drawn["fig"] = fig = original(*args, **kwargs)
+        return fig
+    monkeypatch.setattr(sweep_module, "sweep_figure", keep)
+    key = next(k for k in json.loads((out / "sweep.json").read_text())["keys"]
+               if k.startswith("override_map."))
+    result = CliRunner().invoke(cli, ["plot", "sweep", str(out), "--x", key, "--y",
+                                      "loss/w.cosine", "-o", str(tmp_path / "cos.png")])
+    assert result.exit_code == 0, result.output
+    return [" ".join(t.get_text().split()) for t in drawn["fig"].axes[0].get_legend().get_texts()]
+
+
+def test_plot_sweep_of_a_gradient_column_carries_both_notes(tmp_path, monkeypatch):
+    """A standalone plot sweep of loss/w.cosine said neither that the gradients are taken at
+    the initial values nor that a zero true gradient makes the comparison degenerate, and
+    drew the `zero` estimator at cosine 1 as the best (tryout12 3.5)."""
+    _, out = sweep(tmp_path, "sign")
+    notes = plot_notes(tmp_path, out, monkeypatch)
+    assert any(n.startswith(f"gradients {INITIAL}") for n in notes), notes
+    assert any(n.startswith(NOTE) for n in notes), notes
+    _, out = sweep(tmp_path, "tanh")
+    notes = plot_notes(tmp_path, out, monkeypatch)
+    assert any(n.startswith(f"gradients {INITIAL}") for n in notes), notes
+    assert not any("degenerate" in n for n in notes), notes
