@@ -25,10 +25,6 @@ from ..ops.table import (
     same_dtype_params,
 )
 
-# the ops whose numbers TensorFlow converts to the tensor's dtype, refusing a float beside an
-# integer tensor (table.float_number)
-CONVERTED = frozenset({"where", "clip", "concat", "stack"})
-
 
 class Arguments:
     """Binding and normalizing an op's arguments, for EagerBuilder."""
@@ -50,8 +46,11 @@ class Arguments:
             like = next((v for v in tensors if self.is_float(v)), None)  # else an integer one
             like = like if like is not None else next(
                 (v for v in tensors if self.kit.dtype_name(v) != "bool"), None)
-            if spec.name in CONVERTED:
-                self._no_float_number(spec.name, raw, like)
+            shared = same_dtype_params(spec)
+            if shared:  # TensorFlow converts a number to the tensor's dtype: no float to an int
+                operands = [values[p] for p in shared]
+                self._no_float_number(spec.name, operands, next(
+                    (v for v in operands if self.kit.is_tensor(v)), None))
             inputs = [self._convert(v, like) for v in raw]
             attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
         shared = same_dtype_params(spec)

@@ -66,8 +66,9 @@ _FLOATS_HELD = 1024
 def number_dtype(value, beside) -> np.dtype | None:
     """The dtype a bare number (or list of numbers) takes beside a tensor of dtype `beside`.
 
-    A float tensor's dtype; an integer tensor's for whole numbers (`k + 2`
-    stays int64, as in TensorFlow); None (the caller's default) beside nothing
+    A float tensor's dtype; an integer tensor's for integer numbers (`k + 2`
+    stays int64, as in TensorFlow; a whole float, `k + 2.0`, is refused first by
+    no_float_number); None (the caller's default) beside nothing
     or a boolean. A fraction beside an integer tensor is refused, as
     TensorFlow refuses `int_tensor + 2.5`, rather than silently truncated.
     """
@@ -128,8 +129,12 @@ def _pair(x, y, type_: str) -> tuple[Tensor, Tensor]:
     tensors of different dtypes are refused (one_dtype). One dtype comparison, as before the
     rule covered integers; elementwise2's fast path (two tensors of one dtype) skips it."""
     if not isinstance(x, Tensor):
+        if isinstance(y, Tensor) and y.dtype.kind in "iu":
+            no_float_number(type_, x, y.dtype)  # 2.0 * k: refused as TensorFlow refuses it
         x = convert(x, like=y if isinstance(y, Tensor) else None)
     if not isinstance(y, Tensor):
+        if x.dtype.kind in "iu":
+            no_float_number(type_, y, x.dtype)  # k + 2.0
         y = convert(y, like=x)
     if x.dtype != y.dtype:
         one_dtype(type_, (x, y))
@@ -155,9 +160,10 @@ def no_booleans(type_: str, tensors) -> tuple:
 
 
 def no_float_number(type_: str, value, beside) -> None:
-    """Refuse a float number (or list holding one) beside an integer tensor in where's branches,
-    clip's bounds and concat's or stack's list, as TensorFlow refuses to convert it
-    (ops.table.float_number); a whole number there takes the integer dtype (number_dtype)."""
+    """Refuse a whole float number (or list holding one) beside an integer tensor in any op whose
+    operands share one dtype (k + 2.0, where's branches, clip's bounds, concat's or stack's
+    list), as TensorFlow refuses to convert it (ops.table.float_number); an integer number
+    takes the integer dtype, a fraction has number_dtype's own refusal."""
     if beside is None or np.dtype(beside).kind not in "iu" or isinstance(value, Tensor):
         return
     array = np.asarray(value)

@@ -227,8 +227,9 @@ def boolean_arithmetic(op_name: str, inputs: int = 2, argument: str = "c",
 
 def float_number(op_name: str, number: str, dtype: str, tensor: str | None = None,
                  like: str | None = None) -> tuple:
-    """(why a float number beside an integer tensor is refused by where's branches, clip's
-    bounds and concat's or stack's list, what to write instead), in the words of every backend
+    """(why a float number beside an integer tensor is refused by an op whose operands share
+    one dtype: k + 2.0, where's branches, clip's bounds, concat's or stack's list; what to
+    write instead), in the words of every backend
     and of the loader (spec/dtypes.py): TensorFlow converts the number to the tensor's dtype
     and refuses a float there ("Cannot convert 2.0 to EagerTensor of dtype int64"), where a
     whole float became the integer silently. A bare integer takes the integer dtype."""

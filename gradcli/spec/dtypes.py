@@ -9,9 +9,9 @@ expression shows both dtypes (declared inputs, casts, comparisons, lets holding 
 loader refuses here; where only the built tensors show them (a function's argument), every
 backend refuses in the same words (ops.table.mixed_dtypes, core/ops_math.one_dtype,
 backends/eager_args). A bare number is no tensor: it takes the dtype beside it
-(core/ops_math.number_dtype), so `k + 2.0` stays int64; in where's branches, clip's bounds
-and concat's or stack's list, as TensorFlow converts it there, a float beside an integer
-tensor is refused (refuse_float_numbers) and `stack([k, 1])` is int64.
+(core/ops_math.number_dtype), so `k + 2` and `stack([k, 1])` stay int64; as TensorFlow
+converts it to that dtype, a float beside an integer tensor is refused (`k + 2.0`,
+`where(c, k, 2.0)`: refuse_float_numbers).
 
 A node's dtype is a dtype name, NUMBER (a bare number or list of numbers) or None (not known
 without building: the check then leaves it to the run). It comes from the op table, not from
@@ -105,19 +105,17 @@ def refuse_mixed_dtypes(expr: Expr, dtypes: dict, key: str, like: str) -> None:
         raise spec_error(expr, node.pos, message, key, hint)
 
 
-CONVERTED = ("where", "clip", "concat", "stack")  # TensorFlow converts their numbers
-
-
 def refuse_float_numbers(expr: Expr, dtypes: dict, key: str, like: str) -> None:
-    """Raise a SpecError at the first where, clip, concat or stack (a list literal of tensors
-    too) of expr that holds an integer tensor by construction and a whole float number
-    (`where(c, k, 2.0)`, `stack([k, 1.0])`): TensorFlow converts the number to the tensor's
+    """Raise a SpecError at the first op of expr whose operands share one dtype (a binary
+    operator, where's branches, clip's bounds, concat's or stack's list, a list literal of
+    tensors) that holds an integer tensor by construction and a whole float number
+    (`k + 2.0`, `where(c, k, 2.0)`, `stack([k, 1.0])`): TensorFlow converts the number to the tensor's
     dtype and refuses a float (a check for visit; every backend refuses it at run time in the
     same words, core/ops_math.no_float_number). A fraction is refused by number_dtype."""
     found = []
     for node in walk(expr.node):
-        if isinstance(node, ListExpr) or (isinstance(node, Call) and node.func in CONVERTED):
-            operands = _shared_operands(node)
+        if isinstance(node, (ListExpr, Call)):
+            operands = _shared_operands(node)  # none for an op without a shared dtype
             tensor = next((o for o in operands if dtypes[id(o)] in ("int32", "int64")), None)
             number = next((o for o in operands if _whole_float(o)), None)
             if tensor is not None and number is not None:

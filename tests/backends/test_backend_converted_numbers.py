@@ -1,5 +1,5 @@
-"""A bare number in where's branches, clip's bounds and concat's or stack's list is
-TensorFlow 2.21's on every backend (tryout12 items 2, 3).
+"""A bare number beside a tensor (a binary operator's, where's branches, clip's bounds,
+concat's or stack's list) is TensorFlow 2.21's on every backend (tryout12 items 2, 3).
 
 TensorFlow converts the number to the dtype of the tensor beside it: an integer takes an
 integer tensor's dtype (tf.where(c, k, 2) and tf.stack([k, 1]) are int64 for an int64 k;
@@ -73,13 +73,24 @@ REFUSED = {  # expression: (the op, the number as written, the integer tensor, T
                               lambda t: tf.concat([t["k"], [1.0, 2]], 0)),
     "clip(k, 0.0, 4)": ("clip", "0.0", "k", lambda t: tf.clip_by_value(t["k"], 0.0, 4)),
     "clip(k, 0, 4.0)": ("clip", "4.0", "k", lambda t: tf.clip_by_value(t["k"], 0, 4.0)),
+    # every op whose operands share a dtype converts its numbers alike: gradcli made k + 2.0 an
+    # int64 k + 2 (lead, session 12); TensorFlow refuses it (AddV2 or "Cannot convert")
+    "k + 2.0": ("add", "2.0", "k", lambda t: t["k"] + 2.0),
+    "2.0 * k": ("mul", "2.0", "k", lambda t: 2.0 * t["k"]),
+    "j - 1.0": ("sub", "1.0", "j", lambda t: t["j"] - 1.0),
+    "k / 2.0": ("div", "2.0", "k", lambda t: t["k"] / 2.0),
+    "k ** 2.0": ("pow", "2.0", "k", lambda t: t["k"] ** 2.0),
+    "maximum(k, 0.0)": ("maximum", "0.0", "k", lambda t: tf.maximum(t["k"], 0.0)),
+    "k < 4.0": ("less", "4.0", "k", lambda t: t["k"] < 4.0),
 }
 
 
 @pytest.mark.parametrize("expression", REFUSED)
 def test_a_float_beside_an_integer_tensor_is_refused_as_tensorflow_refuses_it(backend, expression):
     op, number, tensor, tf_op = REFUSED[expression]
-    with pytest.raises(TypeError, match="Cannot convert .* to EagerTensor of dtype int"):
+    with pytest.raises((TypeError, tf.errors.InvalidArgumentError),
+                       match="Cannot convert .* to EagerTensor of dtype int|expected to be a "
+                             "int(32|64) tensor but is a float tensor|must have the same dtype"):
         tf_op(T)
     dtype = "int32" if tensor == "j" else "int64"
     said = (f"{op}() of an {dtype} tensor and the float number {number} is not defined, as "
@@ -90,7 +101,9 @@ def test_a_float_beside_an_integer_tensor_is_refused_as_tensorflow_refuses_it(ba
     message = str(caught.value)
     assert said in message, message
     assert f"cast the tensor first: cast({tensor}, dtype(x))" in message
-    assert "spec.yaml:8:6: let.r" in message  # the op's place: its line and column
+    operator = re.search(r" (\*\*|[-+*/<]) ", expression)  # an operator's place is its own
+    column = 6 + (operator.start(1) if operator else 0)
+    assert f"spec.yaml:8:{column}: let.r" in message  # the op's place: its line and column
     # only the run sees it (a function's argument): every backend, in the same words
     call = re.sub(rf"\b{tensor}\b", "v", expression)
     text = INPUTS + (f"functions:\n  f:\n    args: [c, v]\n    forward: {call}\n"

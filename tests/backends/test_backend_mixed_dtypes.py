@@ -130,7 +130,7 @@ ALLOWED = {  # let name: (expression, TensorFlow's op on the tensors)
     "same32": ("j * j", lambda t: t["j"] * t["j"]),
     "idiv": ("k / k", lambda t: tf.math.truediv(t["k"], t["k"])),     # float64, as TF
     "idiv32": ("j / j", lambda t: tf.math.truediv(t["j"], t["j"])),
-    "whole": ("k + 2.0", lambda t: t["k"] + 2),                       # stays int64
+    "whole": ("k + 2", lambda t: t["k"] + 2),                         # stays int64
     "times": ("x * 3", lambda t: t["x"] * 3),
     "chosen": ("where(c, k, k * 2)", lambda t: tf.where(t["c"], t["k"], t["k"] * 2)),
     "stacked": ("stack([k, k + 1])", lambda t: tf.stack([t["k"], t["k"] + 1])),
