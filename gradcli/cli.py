@@ -133,7 +133,8 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     if quiet and fmt == "table":
         from rich.text import Text
 
-        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))), soft_wrap=True)
+        err.print(Text(render.quiet_summary(
+            results, [o for o in outcomes if isinstance(o, Failure)])), soft_wrap=True)
     raise SystemExit(worst(o.exit_code for o in outcomes))
 
 
