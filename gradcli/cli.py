@@ -22,6 +22,7 @@ import click
 from . import __version__
 from . import output as outputs
 from .cli_common import (
+    WORDS,
     Failure,
     attempt,
     backend_option,
@@ -65,6 +66,7 @@ class _Commands(click.Group):
 
     def parse_args(self, ctx, args: list[str]) -> list[str]:
         given = list(args)
+        ctx.meta[WORDS] = tuple(given)  # the command line as typed (cli_common.split_backends)
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
