@@ -264,10 +264,12 @@ def split_backends(path) -> str | None:
     """Why a spec path that does not exist is a backend's name, when it is one the shell split
     off a --backends value at a space after a comma (`--backends numpy, torch`: the specs get
     'torch'); None otherwise."""
-    from .backends import NAMES
-
     ctx = click.get_current_context(silent=True)
     words = ctx.meta.get(WORDS, ()) if ctx is not None else ()
+    if not any(word.startswith("--backends") for word in words):
+        return None  # (without --backends, as in check, gradcli.backends is not imported)
+    from .backends import NAMES
+
     name = str(path)
     if name.rstrip(",") not in NAMES or Path(path).exists():
         return None
