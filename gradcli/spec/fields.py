@@ -225,11 +225,15 @@ def expect_int(node: YNode | None, key: str, *, minimum: int | None = None,
     value = number_value(node, key)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
+    bounds = ("" if minimum is None and maximum is None else
+              f"between {minimum} and {maximum}" if minimum is not None and maximum is not None
+              else f">= {minimum}" if minimum is not None else f"<= {maximum}")
+    if isinstance(value, float):  # finite (number_value): 2.5, 1e-3
+        raise fail(node, key, f"{_short(node.text)} is not a whole number (expected an integer"
+                              f"{' ' + bounds if bounds else ''})")
     if not isinstance(value, int):
         raise fail(node, key, f"expected an integer, got {describe(node)}")
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        bounds = (f"between {minimum} and {maximum}" if maximum is not None
-                  else f">= {minimum}")
         shown = value if value.bit_length() <= 256 else f"a {value.bit_length():,}-bit integer"
         raise fail(node, key, f"expected an integer {bounds}, got {shown}")  # (str() of a huge
         # int raises ValueError past 4,300 digits)
