@@ -263,7 +263,7 @@ def summary_table(result) -> TablePart:
                 s.numeric_max_abs_diff))]
             for out, row in result.summary.items() for name, s in row.items()]
     caption = ("o overridden, t true, n numeric (projected when directional); signs agree counts "
-               "the elements where neither o nor t is NaN (NaN: there are none)")
+               "the elements where neither o nor t is NaN (NaN when there is no such element)")
     if any(s.norm_overridden is None or s.norm_true is None
            for row in result.summary.values() for s in row.values()):
         caption += f"; {NOTHING}: unconnected (the output does not depend on the input)"
