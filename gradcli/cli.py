@@ -22,6 +22,7 @@ import click
 from . import __version__
 from . import output as outputs
 from .cli_common import (
+    WORDS,
     Failure,
     attempt,
     backend_option,
@@ -62,6 +63,45 @@ class _Commands(click.Group):
             module = __import__(f"{__package__}.{self.ELSEWHERE[name]}", fromlist=[name])
             self.add_command(getattr(module, name))
         return super().get_command(ctx, name)
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        given = list(args)
+        ctx.meta[WORDS] = tuple(given)  # the command line as typed (cli_common.split_backends)
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            hint = self.misplaced(ctx, given, exc.option_name)
+            if hint is None:
+                raise
+            raise click.UsageError(hint, ctx) from None
+
+    def misplaced(self, ctx, args: list[str], name: str) -> str | None:
+        """When the unknown option `name` (before any command: gradcli itself has only --help
+        and --version) is an option of the command named later in args, where it goes:
+        `gradcli --format json run s.yaml` -> "--format is an option of `gradcli run`: write
+        `gradcli run --format json s.yaml`". None when no command named there has it."""
+        import shlex
+
+        for i, word in enumerate(args):
+            if word == "--":
+                return None
+            if word.startswith("-") or word not in self.list_commands(ctx):
+                continue
+            path, command = [word], self.get_command(ctx, word)
+            while isinstance(command, click.Group) and i + len(path) < len(args):
+                sub = command.get_command(ctx, args[i + len(path)])
+                if sub is None:
+                    break
+                path.append(args[i + len(path)])
+                command = sub
+            option = next((p for p in command.params if isinstance(p, click.Option)
+                           and name in (*p.opts, *p.secondary_opts)), None)
+            if option is None or (not option.is_flag and not option.count and args[i - 1] == name):
+                continue  # not its option, or this word is the option's value (-o report)
+            written = shlex.join(["gradcli", *path, *args[:i], *args[i + len(path):]])
+            return printable(f"{name} is an option of `gradcli {' '.join(path)}`, so it goes "
+                             f"after the command: write `{written}`")
+        return None
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -133,7 +173,8 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     if quiet and fmt == "table":
         from rich.text import Text
 
-        err.print(Text(render.quiet_summary(results, len(outcomes) - len(results))), soft_wrap=True)
+        err.print(Text(render.quiet_summary(
+            results, [o for o in outcomes if isinstance(o, Failure)])), soft_wrap=True)
     raise SystemExit(worst(o.exit_code for o in outcomes))
 
 

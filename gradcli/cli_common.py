@@ -256,9 +256,46 @@ def worst(codes) -> int:
     return max(codes, default=0)  # 2 (an error) > 1 (an expectation not met) > 0
 
 
+# ctx.meta key: the words of the command line after `gradcli`, as the shell passed them
+WORDS = "gradcli.words"
+
+
+def split_backends(path) -> str | None:
+    """Why a spec path that does not exist is a backend's name, when it is one the shell split
+    off a --backends value at a space after a comma (`--backends numpy, torch`: the specs get
+    'torch'); None otherwise."""
+    ctx = click.get_current_context(silent=True)
+    words = ctx.meta.get(WORDS, ()) if ctx is not None else ()
+    if not any(word.startswith("--backends") for word in words):
+        return None  # (without --backends, as in check, gradcli.backends is not imported)
+    from .backends import NAMES
+
+    name = str(path)
+    if name.rstrip(",") not in NAMES or Path(path).exists():
+        return None
+    for k, word in enumerate(words):
+        if word == "--backends" and k + 1 < len(words):
+            parts, k = [words[k + 1]], k + 2
+        elif word.startswith("--backends="):
+            parts, k = [word.split("=", 1)[1]], k + 1
+        else:
+            continue
+        while parts[-1].endswith(",") and k < len(words) and words[k].rstrip(",") in NAMES:
+            parts.append(words[k])  # each word after a comma and a space: a backend taken as a spec
+            k += 1
+        if name in parts[1:]:
+            return printable(f"the spec file {name!r} does not exist; it is a backend split off "
+                             f"`--backends {' '.join(parts)}` by the space after a comma: write "
+                             f"`--backends {''.join(parts).rstrip(',')}` (no spaces)")
+    return None
+
+
 def load_one(path, overrides, strict: bool, err: Console, output: str | None = None):
     """The spec at path; an OutputError if --output (output) is a file it reads."""
     from .spec import lint, load_spec  # imported here so `gradcli --help` stays fast
+    split = split_backends(path)
+    if split is not None:
+        raise SpecError(split)
     experiment = load_spec(Path(path), overrides=overrides)
     outputs.refuse_read_files(output, experiment)
     problems = list(lint(experiment))

@@ -263,7 +263,7 @@ def summary_table(result) -> TablePart:
                 s.numeric_max_abs_diff))]
             for out, row in result.summary.items() for name, s in row.items()]
     caption = ("o overridden, t true, n numeric (projected when directional); signs agree counts "
-               "the elements where neither o nor t is NaN (NaN: there are none)")
+               "the elements where neither o nor t is NaN (NaN when there is no such element)")
     if any(s.norm_overridden is None or s.norm_true is None
            for row in result.summary.values() for s in row.values()):
         caption += f"; {NOTHING}: unconnected (the output does not depend on the input)"
@@ -364,11 +364,19 @@ def quiet_line(result) -> Text:
     return Text(f"FAILED {name}: " + printable("; ".join(result.expect.failures)), style="bold red")
 
 
-def quiet_summary(results, errors: int) -> str:
-    """The last line of a --quiet run; a spec without expect ran but was not checked."""
+def quiet_summary(results, failures=()) -> str:
+    """The last line of a --quiet run; a spec without expect ran but was not checked.
+    failures: the specs that gave no result (cli_common.Failure). One with exit code 1 (a
+    non-finite loss under on_nonfinite: error, the only such failure) is counted as failed,
+    as the exit code says, and named; the others are errors (exit 2)."""
     checked = [r for r in results if r.expect is not None]
     passed = sum(r.expect.passed for r in checked)
-    parts = [f"{passed} passed", f"{len(checked) - passed} failed"]
+    stopped = sum(f.exit_code == 1 for f in failures)
+    errors = len(failures) - stopped
+    failed = f"{len(checked) - passed + stopped} failed"
+    if stopped:
+        failed += f" ({stopped} on a non-finite loss)"
+    parts = [f"{passed} passed", failed]
     if len(results) > len(checked):
         parts.append(f"{len(results) - len(checked)} ran (nothing to check)")
     if errors:

@@ -68,7 +68,7 @@ def build_experiment(root: Map, path: str) -> Experiment:
             let_names = _let_names(sections["let"], names)
         elif section == "data":  # its features/labels are inputs
             from gradcli.spec.data import declare_names  # data: and sweep: read only when present
-            declare_names(optional(root, "data"), names)
+            declare_names(optional(root, "data"), names, root.key_mark("data"))
         elif section in kinds:
             for item, (key_node, _) in _items(sections[section]):
                 names.add(item, kinds[section], key_node, sub(section, item))

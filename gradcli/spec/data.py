@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from gradcli.spec.arrays import Made
-from gradcli.spec.document import Map, Scalar, YNode
+from gradcli.spec.document import Map, Mark, Scalar, YNode
 from gradcli.spec.fields import (
     check_keys,
     describe,
@@ -37,13 +37,14 @@ FILE_KINDS = (".csv", ".npz")
 MAX_BATCH = 10_000_000
 
 
-def declare_names(node: YNode | None, names: Names) -> None:
+def declare_names(node: YNode | None, names: Names, named: Mark | None = None) -> None:
     """Add the features and labels names as inputs (where the spec writes them), so a clash
-    with inputs, lets, outputs or functions is reported like any other."""
+    with inputs, lets, outputs or functions is reported like any other. `named`: the
+    `data:` key, where a missing key is shown."""
     if node is None:
         return
     data = expect_map(node, "data", "a mapping with load, features and labels")
-    check_keys(data, "data", DATA)
+    check_keys(data, "data", DATA, named=named)
     for key in ("features", "labels"):
         value = data.get(key)
         names.add(expect_name(value, sub("data", key)), "input", value, sub("data", key))
@@ -113,7 +114,7 @@ def _load(data: Map, features: str, labels: str, base_dir: Path):
     node = data.get("load")
     label_node = optional(data, "label")
     if isinstance(node, Map):
-        check_keys(node, "data.load", DATA_LOAD)
+        check_keys(node, "data.load", DATA_LOAD, named=data.key_mark("load"))
         _no_label(label_node, "a bundled dataset")
         name_node = node.get("dataset")
         name = expect_choice(name_node, "data.load.dataset", rows.DATASETS)

@@ -7,6 +7,7 @@ import math
 from gradcli.errors import SpecError, did_you_mean
 from gradcli.lang.tokens import NUMBER
 from gradcli.spec.document import Map, Mark, Scalar, Seq, YNode
+from gradcli.spec.model import Location
 from gradcli.spec.sections import Section
 
 # JSON-style spellings of non-finite numbers, as the JSON output writes them.
@@ -22,10 +23,13 @@ def sub(key: str, child: str | int) -> str:
     return f"{key}.{child}" if key else child
 
 
-def fail(at: YNode | Mark | None, key: str, message: str, hint: str | None = None) -> SpecError:
-    """A SpecError at a node (or mark) for the dotted key path `key`."""
+def fail(at: YNode | Mark | Location | None, key: str, message: str,
+         hint: str | None = None) -> SpecError:
+    """A SpecError at a node (or mark, or location) for the dotted key path `key`."""
     if at is None:
         return SpecError(message, key=key, hint=hint)
+    if isinstance(at, Location):
+        return at.error(message, key=key, hint=hint)
     mark = at if isinstance(at, Mark) else at.mark
     return mark.location().error(message, key=key, hint=hint)
 
@@ -56,9 +60,11 @@ def is_identifier(name: str) -> bool:
     return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
 
 
-def check_keys(node: Map, key: str, section: Section, noun: str | None = None) -> None:
+def check_keys(node: Map, key: str, section: Section, noun: str | None = None,
+               named: Mark | Location | None = None) -> None:
     """Refuse keys `section` does not declare (with a did-you-mean), then report the first
-    missing required key.
+    missing required key, at `named` (the key that names the block: `train:`) when given,
+    else at the mapping (its first key, or its `{`).
 
     With a `noun` the error reads `key: unknown <noun> 'x'`; else `key.x: unknown key 'x'`.
     """
@@ -76,8 +82,20 @@ def check_keys(node: Map, key: str, section: Section, noun: str | None = None) -
                 raise _no_block(node)
             if name in section.missing:
                 message, hint = section.missing[name]
-                raise fail(node, sub(key, name) if not key else key, message, hint)
-            raise fail(node, key, f"missing the required key {name!r}")
+                raise fail(block_place(node, named), sub(key, name) if not key else key,
+                           message, hint)
+            raise fail(block_place(node, named), key, f"missing the required key {name!r}")
+
+
+def block_place(node: YNode, named: Mark | Location | None) -> YNode | Mark | Location:
+    """Where a problem of a whole mapping (a missing key) is shown: a block mapping starts at
+    its first key, which would look like the culprit, so at the key that names it (`train:`)
+    when given; a flow mapping at its `{`; at the value when --set, --param or a sweep gave
+    it (the spec's key did not write it)."""
+    mark = node.mark
+    if named is None or mark.source.from_set or mark.source.text.startswith("{", mark.index):
+        return node
+    return named
 
 
 def only_key(node: Map, key: str, keys: tuple[str, ...], lead: str) -> tuple[str, YNode]:
@@ -207,11 +225,15 @@ def expect_int(node: YNode | None, key: str, *, minimum: int | None = None,
     value = number_value(node, key)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
+    bounds = ("" if minimum is None and maximum is None else
+              f"between {minimum} and {maximum}" if minimum is not None and maximum is not None
+              else f">= {minimum}" if minimum is not None else f"<= {maximum}")
+    if isinstance(value, float):  # finite (number_value): 2.5, 1e-3
+        raise fail(node, key, f"{_short(node.text)} is not a whole number (expected an integer"
+                              f"{' ' + bounds if bounds else ''})")
     if not isinstance(value, int):
         raise fail(node, key, f"expected an integer, got {describe(node)}")
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        bounds = (f"between {minimum} and {maximum}" if maximum is not None
-                  else f">= {minimum}")
         shown = value if value.bit_length() <= 256 else f"a {value.bit_length():,}-bit integer"
         raise fail(node, key, f"expected an integer {bounds}, got {shown}")  # (str() of a huge
         # int raises ValueError past 4,300 digits)

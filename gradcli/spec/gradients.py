@@ -92,7 +92,7 @@ def build_functions(node: Map | None, spec_names: list[str]) -> dict[str, Functi
     for fname, (key_node, value) in node.items.items():
         key = sub("functions", fname)
         body = expect_map(value, key, "a mapping with args, forward and gradient")
-        check_keys(body, key, FUNCTION)
+        check_keys(body, key, FUNCTION, named=key_node.mark)
         args: list[str] = []
         for arg, arg_node in expect_names(body.get("args"), sub(key, "args")):
             check_new_name(arg, arg_node, sub(key, "args"), "argument name")

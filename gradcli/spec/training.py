@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from gradcli.lang.checks import Scope
 from gradcli.spec.arrays import FLOAT_DTYPES
-from gradcli.spec.document import Scalar, YNode
+from gradcli.spec.document import Mark, Scalar, YNode
 from gradcli.spec.fields import (
+    block_place,
     check_keys,
     did_you_mean,
     expect_bool,
@@ -55,11 +56,12 @@ def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputS
     if node is None:
         return None
     train = expect_map(node, "train", "a mapping with loss, optimizer, clip and steps")
-    check_keys(train, "train", TRAIN)
+    named = block_place(train, loc)  # `train:` itself, for a missing key
+    check_keys(train, "train", TRAIN, named=named)
     loss_node = optional(train, "loss")
     if loss_node is None:
         if len(outputs) != 1:
-            raise fail(train, "train", "missing the required key 'loss' (there are several "
+            raise fail(named, "train", "missing the required key 'loss' (there are several "
                                        "outputs, so which one to minimize must be said)")
         loss = outputs[0]
     else:
@@ -69,7 +71,7 @@ def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputS
                        did_you_mean(loss, outputs))
     if not any(spec.trainable for spec in inputs.values()):
         raise fail(train, "train", "there is nothing to train: no input is trainable")
-    optimizer, hyper = _optimizer(train.get("optimizer"))
+    optimizer, hyper = _optimizer(train.get("optimizer"), train.key_mark("optimizer"))
     clip_node = optional(train, "clip")
     clip = _clip(clip_node) if clip_node is not None else None
     steps_node = optional(train, "steps")
@@ -90,7 +92,7 @@ def build_train(node: YNode | None, outputs: list[str], inputs: dict[str, InputS
         if batch_node is not None:
             batch_size = expect_int(batch_node, "train.batch_size", minimum=1, maximum=MAX_BATCH)
         if epochs is None and steps is None:
-            raise fail(train, "train", "epochs and steps may not both be missing when there is "
+            raise fail(named, "train", "epochs and steps may not both be missing when there is "
                                        "data", "add epochs: N (passes over the training part)")
     scope = _expression_scope(inputs, names, functions)
     eval_node = optional(train, "eval_every")
@@ -125,7 +127,7 @@ def _schedule(node: YNode) -> ScheduleSpec:
     kkey = sub(key, kind)
     section = next(s for s in SCHEDULE_KINDS if s.path == kkey)
     params_node = expect_map(value, kkey, f"a mapping of {', '.join(SCHEDULES[kind])}")
-    check_keys(params_node, kkey, section)
+    check_keys(params_node, kkey, section, named=schedule.key_mark(kind))
     params: dict = {}
     for param in SCHEDULES[kind]:
         pnode = params_node.get(param)
@@ -178,13 +180,13 @@ def _metrics(node: YNode | None, scope: Scope) -> dict:
     return found
 
 
-def _optimizer(node: YNode | None) -> tuple[str, dict]:
+def _optimizer(node: YNode | None, named: Mark) -> tuple[str, dict]:
     key = "train.optimizer"
     if isinstance(node, Scalar) and node.kind == "str":
         raise fail(node, key, "the optimizer needs a learning rate", f"write {{name: "
                                                                       f"{node.text}, lr: 0.01}}")
     opt = expect_map(node, key, "a mapping such as {name: sgd, lr: 0.1}")
-    check_keys(opt, key, OPTIMIZER)
+    check_keys(opt, key, OPTIMIZER, named=named)
     name = expect_choice(opt.get("name"), sub(key, "name"), tuple(OPTIMIZERS))
     defaults = OPTIMIZERS[name]
     hyper: dict = {}
@@ -197,7 +199,8 @@ def _optimizer(node: YNode | None) -> tuple[str, dict]:
         pkey = sub(key, param)
         if value is None:
             if default is None:
-                raise fail(opt, key, f"missing the required key {param!r} (the learning rate)")
+                raise fail(block_place(opt, named), key,
+                           f"missing the required key {param!r} (the learning rate)")
             hyper[param] = default
         elif param == "nesterov":
             hyper[param] = expect_bool(value, pkey)

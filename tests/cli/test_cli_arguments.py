@@ -54,3 +54,31 @@ def test_a_spec_that_cannot_load_is_the_documents_entry(tmp_path):
     assert json.loads(result.stdout) == {
         "path": missing, "error": f"{missing}: the spec file {missing!r} does not exist",
         "exit_code": 2}
+
+
+@pytest.mark.parametrize("command", [["compare", STE], ["plot", "train", STE, "-o", "t.png"]])
+def test_a_backend_split_off_backends_by_a_space_is_named_as_such(command, tmp_path, monkeypatch):
+    """`--backends numpy, torch`: the shell passes 'torch' as a spec (tryout12)."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, [*command, "--backends", "numpy,", "torch"])
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    assert ("the spec file 'torch' does not exist; it is a backend split off "
+            "`--backends numpy, torch` by the space after a comma: write `--backends "
+            "numpy,torch` (no spaces)") in result.stderr
+    three = CliRunner().invoke(cli, ["compare", STE, "--backends=numpy,", "torch,", "jax"])
+    assert three.exit_code == 2
+    for name in ("torch,", "jax"):
+        assert (f"error: {name}: the spec file '{name}' does not exist; it is a backend split "
+                "off `--backends numpy, torch, jax` by the space after a comma: write "
+                "`--backends numpy,torch,jax` (no spaces)") in three.stderr
+
+
+def test_a_missing_spec_named_as_a_backend_elsewhere_keeps_the_plain_message(tmp_path,
+                                                                              monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for args in (["compare", "torch", STE, "--backends", "numpy,torch"],
+                 ["compare", STE, "--backends", "numpy", "torch"],
+                 ["run", STE, "torch"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2
+        assert "error: torch: the spec file 'torch' does not exist\n" in result.stderr

@@ -40,3 +40,25 @@ def test_quiet_leaves_json_whole_and_says_so_in_help(tmp_path):
     assert json.loads(result.stdout)["gradients"]["y"]["x"]["overridden"] == [2.0, 4.0, 6.0]
     help_text = " ".join(CliRunner().invoke(cli, ["run", "--help"]).stdout.split())
     assert "Only the table format has a quiet form: json, markdown and csv are always whole" in help_text
+
+
+NONFINITE = ("name: blows-up\ninputs:\n  w: [1000.0]\noutputs:\n  loss: sum(exp(w))\n"
+             "train: {optimizer: {name: sgd, lr: 0.1}, steps: 2, on_nonfinite: error}\n")
+
+
+def test_a_non_finite_loss_under_on_nonfinite_error_is_counted_as_failed_not_as_an_error(tmp_path):
+    """exp(1000) overflows float64 at step 0: exit 1 (docs/training.md), so the summary says
+    failed, as for an unmet expect; "error" stays the word of an exit-2 spec error (tryout12)."""
+    blows = tmp_path / "blows.yaml"
+    blows.write_text(NONFINITE)
+    result = CliRunner().invoke(cli, ["run", str(blows), "-q"])
+    assert result.exit_code == 1
+    assert "is inf at step 0" in result.stderr
+    assert result.stderr.splitlines()[-1] == "0 passed, 1 failed (1 on a non-finite loss)"
+    failing, bad = spec(tmp_path), tmp_path / "bad.yaml"
+    bad.write_text("inputs:\n  x: [1.0]\noutputs:\n  y: sine(x)\n")
+    result = CliRunner().invoke(cli, ["run", str(blows), failing, str(bad), "-q"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == "0 passed, 2 failed (1 on a non-finite loss), 1 error"
+    document = json.loads(CliRunner().invoke(cli, ["run", str(blows), "--format", "json"]).stdout)
+    assert document["exit_code"] == 1 and set(document) == {"path", "error", "exit_code"}

@@ -140,7 +140,7 @@ def test_functions(load):
      "spec.yaml:14:12: functions.twice.args: 'dy' is the upstream gradient inside gradient; pick "
      "another argument name"),
     (("    gradient: 2 * dy\n", ""),
-     "spec.yaml:14:5: functions.twice: missing the required key 'gradient'"),
+     "spec.yaml:13:3: functions.twice: missing the required key 'gradient'"),
     (("twice:", "s:"),
      "spec.yaml:13:3: functions.s: 's' is already a let (line 5); names must be unique across "
      "inputs, let, outputs and functions"),
