@@ -66,6 +66,9 @@ class _CoreOps:
     def is_float(self, value) -> bool:
         return value.dtype.kind == "f"
 
+    def shape(self, value) -> tuple:
+        return tuple(value.shape)
+
     def dtype_name(self, value) -> str:
         return str(value.dtype)
 

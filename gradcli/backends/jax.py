@@ -250,7 +250,9 @@ def _ops(jax, jnp) -> dict:
 
     def sparse_xent(labels, logits):
         # TensorFlow's CPU op refuses labels outside [0, classes); take_along_axis would clamp
-        check_label_dtype(labels.dtype, jnp.issubdtype(labels.dtype, jnp.integer))
+        check_label_dtype(labels.dtype, jnp.issubdtype(labels.dtype, jnp.integer),
+                          None if isinstance(labels, jax.core.Tracer)
+                          or not jnp.issubdtype(labels.dtype, jnp.floating) else np.asarray(labels))
         if labels.size and not isinstance(labels, jax.core.Tracer):
             check_labels(int(labels.min()), int(labels.max()), logits.shape[-1])
         picked = jnp.take_along_axis(nn.log_softmax(logits, axis=-1), labels[..., None], axis=-1)

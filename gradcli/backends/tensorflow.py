@@ -212,7 +212,9 @@ def _ops(tf) -> dict:
 
     def sparse_xent(labels, logits):
         # tf.nn's op refuses float labels with a NodeDef dump: here in gradcli's words
-        check_label_dtype(labels.dtype.name, labels.dtype.is_integer)
+        check_label_dtype(labels.dtype.name, labels.dtype.is_integer,
+                          labels.numpy() if labels.dtype.is_floating and tf.executing_eagerly()
+                          else None)
         return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
 
     # everything else is derived from the op table's spellings (opmap.derive)

@@ -258,7 +258,9 @@ def _ops(torch, dtypes) -> dict:
         # in its own words (and F.cross_entropy silently ignores -100)
         check_label_dtype(str(labels.dtype).removeprefix("torch."),
                           not labels.dtype.is_floating_point and labels.dtype != torch.bool
-                          and not labels.dtype.is_complex)
+                          and not labels.dtype.is_complex,
+                          labels.detach().cpu().numpy() if labels.dtype.is_floating_point
+                          else None)
         if labels.numel():
             check_labels(int(labels.min()), int(labels.max()), logits.shape[-1])
         picked = torch.gather(torch.log_softmax(logits, -1), -1, labels.long().unsqueeze(-1))

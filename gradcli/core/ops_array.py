@@ -14,7 +14,7 @@ from ..ops.table import DTYPE_REFUSING
 from . import budget as budgets
 from . import shapes
 from .building import make_elementwise, make_lazy, make_op, refuse_dtype
-from .graph import Tensor
+from .graph import Tensor, current_value
 from .ops_math import convert, no_float_number, one_dtype, unary
 
 
@@ -202,7 +202,8 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits) -> Tensor:
     (softmax - one_hot), made by the same kernel; the rule scales it by dy."""
     logits, labels = convert(logits), convert(labels)
     try:
-        _kernels.check_label_dtype(labels.dtype, labels.dtype.kind in "iu")
+        _kernels.check_label_dtype(labels.dtype, labels.dtype.kind in "iu",
+                                   current_value(labels) if labels.dtype.kind == "f" else None)
     except TypeError as exc:
         raise GraphError(str(exc)) from None
     if logits.dtype.kind != "f":

@@ -61,6 +61,22 @@ def matmul_misfit(a: tuple, b: tuple, name_a: str, name_b: str) -> str | None:
             "axis as long as b's first (b with one or two axes) or second-to-last axis")
 
 
+def broadcast_misfit(a: tuple, b: tuple, name_a: str, name_b: str) -> str | None:
+    """Which axes of an elementwise op's two operands do not broadcast, in the spec's terms,
+    or None: numpy, torch, jax and TensorFlow each word it their own way (numpy's "operands
+    could not be broadcast together with shapes (3,) (2,) ")."""
+    for k in range(1, min(len(a), len(b)) + 1):
+        m, n = a[-k], b[-k]
+        if m != n and m != 1 and n != 1:
+            where_a = "last axis" if k == 1 else f"axis {len(a) - k}"
+            where_b = "last axis" if k == 1 else f"axis {len(b) - k}"
+            return (f"the shapes {a} and {b} do not broadcast: {name_a}'s {where_a} has {m} "
+                    f"elements but {name_b}'s {where_b} has {n}; an elementwise op pairs the "
+                    "axes from the last, and the two lengths of each pair must be equal or one "
+                    "of them 1")
+    return None
+
+
 def _literal_shape(value) -> tuple:
     """The shape of a bare number (()) or a list literal, as its tensor will have it."""
     shape = []
@@ -205,12 +221,14 @@ class Interpreter:
         return args, {k: self._eval(v, expr, env) for k, v in kwargs.items()}
 
     def _apply(self, name, node, expr, *args, **kwargs):
-        if name == "matmul" and len(args) == 2 and any(map(self.builder.is_tensor, args)):
+        spec = OPS.get(name)
+        if (spec is not None and spec.family == "binary" and len(args) == 2
+                and any(map(self.builder.is_tensor, args))):
             operands = [a.id if isinstance(a, self.ast.Name) else which
                         for a, which in zip(node.args, ("the first operand", "the second operand"))]
             shapes = [self.builder.shape(a) if self.builder.is_tensor(a) else _literal_shape(a)
                       for a in args]
-            misfit = matmul_misfit(*shapes, *operands)
+            misfit = (matmul_misfit if name == "matmul" else broadcast_misfit)(*shapes, *operands)
             if misfit:
                 raise spec_error(expr, f"{name}() failed: {misfit}", node)
         return self._at(name, node, expr, self.builder.ops[name], *args, **kwargs)

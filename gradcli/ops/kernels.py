@@ -246,12 +246,27 @@ def silu(x):
 
 
 # ----- fused softmax cross-entropy (tf.nn.sparse_softmax_cross_entropy_with_logits) -----
-def check_label_dtype(dtype, is_integer: bool) -> None:
+def check_label_dtype(dtype, is_integer: bool, values=None) -> None:
     """TensorFlow's op takes integer labels only (a float label would be truncated by a
-    gather, as torch's did); every backend refuses one in these words."""
-    if not is_integer:
-        raise TypeError("sparse_softmax_cross_entropy_with_logits() needs integer labels, got "
-                        f"{dtype} (cast(labels, int64))")
+    gather, as torch's did); every backend refuses one in these words. `values` (the labels
+    as a numpy array, when known): float labels that are not all whole numbers are float
+    targets, not class indices, and casting them would truncate them silently, so the cast is
+    suggested only for whole-valued ones."""
+    if is_integer:
+        return
+    if values is not None:
+        values = np.asarray(values)
+        if values.dtype.kind == "f":
+            fraction = values[np.isfinite(values) & (values != np.round(values))]
+            if fraction.size:
+                raise TypeError(
+                    "sparse_softmax_cross_entropy_with_logits() needs integer labels (class "
+                    f"indices), got {dtype} labels that are not whole numbers "
+                    f"({float(fraction.flat[0])!r} among them): they look like float targets, "
+                    "not classes, and cast(labels, int64) would truncate them (for targets, a "
+                    "regression loss such as mean((prediction - labels) ** 2))")
+    raise TypeError("sparse_softmax_cross_entropy_with_logits() needs integer labels, got "
+                    f"{dtype} (cast(labels, int64))")
 
 
 def check_labels(lo: int, hi: int, depth: int) -> None:

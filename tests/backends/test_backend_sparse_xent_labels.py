@@ -64,3 +64,16 @@ def test_integer_labels_give_tensorflows_loss(tmp_path, backend, dtype):
     by_hand = -np.sum(logits[[0, 1], [2, 0]] - np.log(np.exp(logits).sum(axis=1)))
     np.testing.assert_allclose(got, float(expected), rtol=1e-12)
     np.testing.assert_allclose(got, by_hand, rtol=1e-12)
+
+
+@pytest.mark.parametrize("labels", ["[0.5, 1.5]", "f * 0.25"])
+def test_float_labels_that_are_not_whole_are_named_targets_not_cast(tmp_path, backend, labels):
+    """0.5 and 1.5 are not class indices: cast(labels, int64) would truncate them to 0 and 1
+    silently, so it is not suggested (tryout12); whole-valued float labels keep the cast."""
+    result = run(tmp_path, backend, labels)
+    assert result.exit_code == 2, result.output
+    assert ("sparse_softmax_cross_entropy_with_logits() needs integer labels (class indices), got "
+            "float64 labels that are not whole numbers (0.5 among them): they look like float "
+            "targets, not classes, and cast(labels, int64) would truncate them (for targets, a "
+            "regression loss such as mean((prediction - labels) ** 2))") in result.output
+    assert "Traceback" not in result.output

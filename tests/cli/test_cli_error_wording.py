@@ -85,3 +85,31 @@ def test_a_matmul_with_a_list_literal_runs_to_numpys_value(tmp_path):
     assert done.exit_code == 0, done.output
     expected = float(np.matmul([1.0, 2.0], [[1.0, 0.5], [2.0, 3.0]]).sum())
     assert json.loads(done.output)["values"]["y"] == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("x, w, expr, said", [
+    ([1.0, 2.0, 3.0], [1.0, 2.0], "x * w",
+     "mul() failed: the shapes (3,) and (2,) do not broadcast: x's last axis has 3 elements "
+     "but w's last axis has 2"),
+    ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1.0, 2.0, 3.0]] * 4, "(x + 1) - w",
+     "sub() failed: the shapes (2, 3) and (4, 3) do not broadcast: the first operand's axis 0 "
+     "has 2 elements but w's axis 0 has 4"),
+    ([[1.0, 2.0, 3.0]], [1.0], "maximum(x, [1.0, 2.0])",
+     "maximum() failed: the shapes (1, 3) and (2,) do not broadcast: x's last axis has 3 "
+     "elements but the second operand's last axis has 2"),
+])
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax", "tensorflow"])
+def test_operands_that_do_not_broadcast_say_which_axes_on_every_backend(tmp_path, x, w, expr,
+                                                                         said, backend):
+    """tryout12: numpy's "operands could not be broadcast together with shapes (3,) (2,) ",
+    and each other backend's own words."""
+    with pytest.raises(ValueError):  # the oracle: numpy's broadcasting refuses these shapes
+        np.broadcast_shapes(np.shape(x), np.shape(w) if "w" in expr else (2,))
+    path = tmp_path / "b.yaml"
+    path.write_text(MATMUL.format(x=x, w=w, expr=expr))
+    done = CliRunner().invoke(cli, ["run", str(path), "--backend", backend])
+    assert done.exit_code == 2, done.output
+    assert f"{path}:5:" in done.output
+    assert (said + "; an elementwise op pairs the axes from the last, and the two lengths of "
+            "each pair must be equal or one of them 1\n") in done.output
+    assert "could not be broadcast" not in done.output and "Traceback" not in done.output

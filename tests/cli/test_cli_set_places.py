@@ -26,9 +26,10 @@ def error(*args) -> str:
      "--set train.metrics.acc: train.metrics.acc gives shape (24,); a metric is one number"),
     # found while building (an op fails): the column of its operator in the value
     (["--set", "let.z=matmul(X, w) + [1.0, 2.0, 3.0]"],
-     "--set let.z: add() failed: op 'add' cannot run on inputs of shape (24,) float64, (3,) "
-     "float64: operands could not be broadcast together with shapes (24,) (3,) (at column 14 "
-     "of the --set value 'matmul(X, w) + [1.0, 2.0, 3.0]')"),
+     "--set let.z: add() failed: the shapes (24,) and (3,) do not broadcast: the first "
+     "operand's last axis has 24 elements but the second operand's last axis has 3; an "
+     "elementwise op pairs the axes from the last, and the two lengths of each pair must be "
+     "equal or one of them 1 (at column 14 of the --set value 'matmul(X, w) + [1.0, 2.0, 3.0]')"),
     # found while loading: a name clash names the --set that made the first one
     (["--set", "data.features=w"],
      f"error: {EXAMPLE}:11:3: inputs.w: 'w' is already an input (set by --set data.features); "
