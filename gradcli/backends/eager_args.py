@@ -13,13 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import shapes  # axes and index items, normalized as the core does
-from ..core.ops_math import number_dtype, whole  # the one rule for a bare number's dtype
+from ..core.ops_math import no_float_number, number_dtype  # the rules for bare numbers
 from ..errors import GraphError
 from ..ops.table import (
     DTYPE_REFUSING,
     NO_BOOLEAN_KERNEL,
     boolean_arithmetic,
-    float_number,
     mixed_dtypes,
     refused_dtype,
     same_dtype_params,
@@ -70,15 +69,11 @@ class Arguments:
         return inputs, self._normalized(spec, inputs, attrs)
 
     def _no_float_number(self, name: str, values, like) -> None:
-        """A float number beside an integer tensor, refused as the core's no_float_number."""
-        if like is None or self.kit.dtype_name(like) not in ("int32", "int64"):
-            return
-        for v in values:
-            if not self.kit.is_tensor(v):
-                array = np.asarray(v)
-                if array.dtype.kind == "f" and whole(array):
-                    raise GraphError("%s; %s" % float_number(
-                        name, repr(v), self.kit.dtype_name(like), like="float64"))
+        """A float number beside an integer tensor: refused by the core's rule (no_float_number)."""
+        if like is not None:
+            for v in values:
+                if not self.kit.is_tensor(v):
+                    no_float_number(name, v, self._dt(like))
 
     def _convert(self, value, like):
         if self.kit.is_tensor(value):

@@ -67,10 +67,10 @@ def number_dtype(value, beside) -> np.dtype | None:
     """The dtype a bare number (or list of numbers) takes beside a tensor of dtype `beside`.
 
     A float tensor's dtype; an integer tensor's for integer numbers (`k + 2`
-    stays int64, as in TensorFlow; a whole float, `k + 2.0`, is refused first by
-    no_float_number); None (the caller's default) beside nothing
-    or a boolean. A fraction beside an integer tensor is refused, as
-    TensorFlow refuses `int_tensor + 2.5`, rather than silently truncated.
+    stays int64, as in TensorFlow; a float, `k + 2.0` or `k * 0.5`, is refused first by
+    no_float_number where the op is known, and here otherwise); None (the caller's default)
+    beside nothing or a boolean. An integer outside the integer dtype's range is refused
+    rather than wrapped.
     """
     array = np.asarray(value)
     if beside is None or array.dtype.kind not in "iuf":
@@ -88,8 +88,8 @@ def number_dtype(value, beside) -> np.dtype | None:
         shown = value if np.ndim(value) == 0 else "a list holding " + ", ".join(
             repr(v) for v in array.ravel()[:3].tolist())
         raise GraphError(f"cannot combine an {beside} tensor with {shown}: a number beside an "
-                         f"integer tensor must be a whole number in {beside}'s range; cast the "
-                         "tensor to a float dtype first (cast(k, float64))")
+                         f"integer tensor must be an integer number in {beside}'s range; cast "
+                         "the tensor to a float dtype first (cast(k, float64))")
     return beside
 
 
@@ -160,23 +160,16 @@ def no_booleans(type_: str, tensors) -> tuple:
 
 
 def no_float_number(type_: str, value, beside) -> None:
-    """Refuse a whole float number (or list holding one) beside an integer tensor in any op whose
-    operands share one dtype (k + 2.0, where's branches, clip's bounds, concat's or stack's
-    list), as TensorFlow refuses to convert it (ops.table.float_number); an integer number
-    takes the integer dtype, a fraction has number_dtype's own refusal."""
+    """Refuse a float number (or list holding one), whole or not, beside an integer tensor in
+    any op whose operands share one dtype (k + 2.0, k * 0.5, where's branches, clip's bounds,
+    concat's or stack's list), as TensorFlow refuses to convert it (ops.table.float_number);
+    an integer number takes the integer dtype (number_dtype). Every backend asks here."""
     if beside is None or np.dtype(beside).kind not in "iu" or isinstance(value, Tensor):
         return
-    array = np.asarray(value)
-    if array.dtype.kind == "f" and whole(array):  # a fraction: number_dtype's own message
+    if np.asarray(value).dtype.kind == "f":
         shown = repr(value) if not isinstance(value, np.ndarray) else repr(value.tolist())
         raise GraphError("%s; %s" % float_number(type_, shown, str(np.dtype(beside)),
                                                  like="float64"))
-
-
-def whole(array: np.ndarray) -> bool:
-    """Whether every number of array is finite and whole."""
-    with np.errstate(invalid="ignore"):
-        return bool(np.all(np.isfinite(array) & (array == np.round(array))))
 
 
 def unary(type_: str, kernel, x, attrs: dict | None = None) -> Tensor:

@@ -108,16 +108,16 @@ def refuse_mixed_dtypes(expr: Expr, dtypes: dict, key: str, like: str) -> None:
 def refuse_float_numbers(expr: Expr, dtypes: dict, key: str, like: str) -> None:
     """Raise a SpecError at the first op of expr whose operands share one dtype (a binary
     operator, where's branches, clip's bounds, concat's or stack's list, a list literal of
-    tensors) that holds an integer tensor by construction and a whole float number
-    (`k + 2.0`, `where(c, k, 2.0)`, `stack([k, 1.0])`): TensorFlow converts the number to the tensor's
-    dtype and refuses a float (a check for visit; every backend refuses it at run time in the
-    same words, core/ops_math.no_float_number). A fraction is refused by number_dtype."""
+    tensors) that holds an integer tensor by construction and a float number, whole or not
+    (`k + 2.0`, `k * 0.5`, `where(c, k, 2.0)`, `stack([k, 1.5])`): TensorFlow converts the
+    number to the tensor's dtype and refuses a float (a check for visit; every backend refuses
+    it at run time in the same words, core/ops_math.no_float_number)."""
     found = []
     for node in walk(expr.node):
         if isinstance(node, (ListExpr, Call)):
             operands = _shared_operands(node)  # none for an op without a shared dtype
             tensor = next((o for o in operands if dtypes[id(o)] in ("int32", "int64")), None)
-            number = next((o for o in operands if _whole_float(o)), None)
+            number = next((o for o in operands if _float_number(o)), None)
             if tensor is not None and number is not None:
                 found.append((node.pos, node, tensor, number))
     if found:
@@ -129,12 +129,10 @@ def refuse_float_numbers(expr: Expr, dtypes: dict, key: str, like: str) -> None:
         raise spec_error(expr, node.pos, message, key, hint)
 
 
-def _whole_float(node) -> bool:
-    """Whether node is a bare float number, or a list of numbers holding one, all whole (a
-    fraction beside an integer tensor has number_dtype's own refusal)."""
+def _float_number(node) -> bool:
+    """Whether node is a bare float number, or a list of numbers holding one."""
     values = list(_numbers(node))
-    return bool(values) and None not in values and any(type(v) is float for v in values) \
-        and all(v == v and abs(v) != float("inf") and v == int(v) for v in values)
+    return bool(values) and None not in values and any(type(v) is float for v in values)
 
 
 def _numbers(node):
