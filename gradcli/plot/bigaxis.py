@@ -47,8 +47,9 @@ def unit(p: int) -> str:
 
 def note(p: int, which: str = "y") -> str:
     """The legend's words for an axis in units of 10^p (two short lines: never cut)."""
-    return (f"{which} axis in units of 10{str(p).translate(SUPERSCRIPT)} ({unit(p)} at its top):\n"
-            "values near float64's largest, 1.8×10³⁰⁸")
+    where = "top" if which == "y" else "right end"  # where matplotlib puts the offset text
+    return (f"{which} axis in units of 10{str(p).translate(SUPERSCRIPT)} ({unit(p)} at its "
+            f"{where}):\nvalues near float64's largest, 1.8×10³⁰⁸")
 
 
 def set_units(ax, p: int | None, which: str = "y") -> None:

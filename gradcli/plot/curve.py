@@ -22,7 +22,8 @@ def curve_figure(curve, text: FigureText | None = None):
     plt = pyplot()
     text = text or FigureText()
     text.check_axes(2, "the output above, its gradients below")
-    x = curve.x
+    x_p = bigaxis.power(curve.x)  # a --range reaching 1e300: the x axis in units of 10^p too
+    x = bigaxis.scaled(curve.x, x_p)
     with styled(plt):
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
                                           height_ratios=[1, 1.25], layout="constrained")
@@ -72,18 +73,20 @@ def curve_figure(curve, text: FigureText | None = None):
         bottom.set_ylabel(printable(text.ylabel(1, f"{grad} (gradient)")))
         bottom.set_xlabel(f"{swept}: input value swept" if text.xlabel is None else printable(text.xlabel))
         # below the axes: "best" does not avoid the shaded region (a fill is not a line)
-        bottom.legend(*_noted(bottom, p), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
+        bigaxis.set_units(bottom, x_p, "x")
+        bottom.legend(*_noted(bottom, p, x_p), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
         fit.figure(fig, legend_share=0.4)
     return fig
 
 
-def _noted(ax, p: int | None) -> tuple[list, list]:
-    """The axes' legend entries, and the words for an axis in units of 10^p (p not None)."""
+def _noted(ax, p: int | None, x_p: int | None = None) -> tuple[list, list]:
+    """The axes' legend entries, and the words for a y (x) axis in units of 10^p (x_p)."""
+    from matplotlib.lines import Line2D
     handles, labels = ax.get_legend_handles_labels()
-    if p is not None:
-        from matplotlib.lines import Line2D
-        handles.append(Line2D([], [], linestyle="none"))
-        labels.append(bigaxis.note(p))
+    for power, which in ((p, "y"), (x_p, "x")):
+        if power is not None:
+            handles.append(Line2D([], [], linestyle="none"))
+            labels.append(bigaxis.note(power, which))
     return handles, labels
 
 

@@ -221,3 +221,38 @@ def test_plot_curve_and_the_report_of_values_near_float64s_max_are_drawn(tmp_pat
     code, err, page = write_report(tmp_path, tmp_path / "neg.yaml", tmp_path / "curve.yaml")
     assert code == 0, err
     assert "internal error" not in err and page.count("<img") >= 2
+
+
+LINE = """name: line
+inputs: {x: [1.0]}
+outputs: {y: sum(x * 2.0)}
+"""
+HALF = """name: half
+inputs: {x: [-1.0e308, 1.0e308]}
+outputs: {y: sum(x * 0.5)}
+"""
+
+
+@pytest.mark.parametrize("spec, args, lo, hi", [
+    (LINE, ["--range", "-1.7e308:1.7e308"], -1.7e308, 1.7e308),  # linspace's step was inf
+    (LINE, ["--range", "0:1.7e308"], 0.0, 1.7e308),               # limits NaN or inf
+    (HALF, [], -1.5e308, 1.5e308)],  # the default range widened: inf ends, every x NaN
+    ids=["range-both-signs", "range-0-to-max", "default-range"])
+def test_plot_curve_along_an_input_near_float64s_max_is_drawn(tmp_path, monkeypatch, spec, args,
+                                                               lo, hi):
+    (tmp_path / "s.yaml").write_text(spec)
+    drawn = captured(monkeypatch, curve_module, "curve_figure")
+    result = invoke("plot", "curve", str(tmp_path / "s.yaml"), *args, "-o", str(tmp_path / "x.png"))
+    assert result.exit_code == 0, result.output
+    top, bottom = drawn["fig"].axes
+    x = np.asarray(top.get_lines()[0].get_xdata(), dtype=np.float64) * 1e308
+    assert len(x) == 401 and np.all(np.isfinite(x))
+    np.testing.assert_allclose([x[0], x[-1]], [lo, hi], rtol=1e-15)
+    np.testing.assert_allclose(np.diff(x), (hi / 400 - lo / 400), rtol=1e-9)  # evenly spaced
+    with np.errstate(over="ignore"):  # 2 * 1.7e308: inf, in its lane
+        forward = 2.0 * x if spec == LINE else 0.5 * x + 0.5e308
+    np.testing.assert_allclose(drawn_values(top), forward, rtol=1e-9, atol=1e296)
+    assert bottom.xaxis.get_major_formatter().get_offset() == UNIT
+    assert any(t.startswith("x axis in units of 10³⁰⁸") for t in legend_texts(bottom))
+    code, err = user_run(tmp_path, "plot", "curve", "s.yaml", *args, "-o", "y.png")
+    assert (code, err) == (0, "")
