@@ -10,7 +10,8 @@ Such an axis is drawn in units of 10^p (p the largest finite value's power of te
 values drawn are value / 10^p, between -18 and 18, where every locator, margin and lane
 works as it does for any loss; the axis says `×10³⁰⁸` above its tick labels (as matplotlib's
 own offset text would) and the legend says so in words. Every point stays where it is on
-the axis: nothing is clipped or moved to a lane. Below HUGE nothing changes.
+the axis: nothing is clipped or moved to a lane. plot curve's x axis (a --range reaching
+1e300) is drawn so too, its unit at the axis' right end. Below HUGE nothing changes.
 """
 from __future__ import annotations
 
