@@ -107,7 +107,13 @@ def default_range(value) -> tuple[float, float]:
         return -3.0, 3.0
     lo, hi = float(finite.min()), float(finite.max())
     span = hi - lo if hi > lo else max(1.0, abs(lo))
-    return lo - WIDEN * span, hi + WIDEN * span
+    low, high = lo - WIDEN * span, hi + WIDEN * span
+    if np.isfinite(low) and np.isfinite(high):
+        return low, high
+    # an input near float64's largest (1.7e308, or -1e308 and 1e308): widened in halves and
+    # kept inside float64's range, where the ends were inf and every x of the curve NaN
+    biggest, half = float(np.finfo(np.float64).max), hi / 2 - lo / 2 if hi > lo else span / 2
+    return max(lo - 2 * WIDEN * half, -biggest), min(hi + 2 * WIDEN * half, biggest)
 
 
 def sweepable(experiment, name: str) -> str | None:
@@ -179,7 +185,10 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
         chosen = LARGEST if base.ndim else ""
         element = largest_element(program.gradients_at({name: base}, out, name)[0], base.shape)
     lo, hi = span or default_range(base)
-    xs = np.linspace(lo, hi, points)
+    with np.errstate(over="ignore"):  # -1.7e308:1.7e308 spans more than float64's max
+        wide = not np.isfinite(hi - lo)
+    # in halves then (2 * (v / 2) is v): linspace's step overflowed to nan values
+    xs = 2.0 * np.linspace(lo / 2, hi / 2, points) if wide else np.linspace(lo, hi, points)
     weights = experiment.grad_ys.get(out)
     weights = 1.0 if weights is None else np.asarray(weights, dtype=np.float64)
     step = 1e-6 if base.dtype == np.float64 else 1e-3  # as the runner's numeric gradients

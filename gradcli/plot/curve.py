@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 
 from ..printable import printable
-from . import fit, marks, pyplot
+from . import bigaxis, fit, marks, pyplot
 from .fit import middle
 from .style import BLACK, BLUE, GREEN, VERMILLION, styled
 from .text import FigureText
@@ -22,7 +22,8 @@ def curve_figure(curve, text: FigureText | None = None):
     plt = pyplot()
     text = text or FigureText()
     text.check_axes(2, "the output above, its gradients below")
-    x = curve.x
+    x_p = bigaxis.power(curve.x)  # a --range reaching 1e300: the x axis in units of 10^p too
+    x = bigaxis.scaled(curve.x, x_p)
     with styled(plt):
         fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.2, 6.0),
                                           height_ratios=[1, 1.25], layout="constrained")
@@ -37,33 +38,56 @@ def curve_figure(curve, text: FigureText | None = None):
         subtitle = ("\n".join(textwrap.fill(printable(t), 90) for t in title)
                     if text.subtitle is None else printable(text.subtitle))
         top.set_title(subtitle, fontsize=9.5)
-        top_lims = marks.limits([curve.forward])
-        _axes(top, x, [(f"forward {curve.output}", curve.forward, BLACK, "-", None)], top_lims)
+        # an axes reaching 1e300 (-1.7e308, or 0 and 1.7e308) in units of 10^p: in float64's
+        # own units matplotlib's locator and the lanes pass its max (internal error)
+        top_p = bigaxis.power(curve.forward)
+        forward = bigaxis.scaled(curve.forward, top_p)
+        bigaxis.set_units(top, top_p)
+        top_lims = marks.limits([forward])
+        _axes(top, x, [(f"forward {curve.output}", forward, BLACK, "-", None)], top_lims)
         top.set_ylabel(printable(text.ylabel(0, f"{curve.output} (output value)")))
-        top.legend(loc="best", title=printable(text.legend_title) if text.legend_title else None)
+        top.legend(*_noted(top, top_p), loc="best",
+                   title=printable(text.legend_title) if text.legend_title else None)
 
         grad = f"∂{curve.output}/∂{curve.input}{curve.element}"
-        lims = marks.limits([curve.true, curve.overridden]) or marks.limits([curve.numeric])
-        if curve.true is not None and curve.overridden is not None:
-            over, true = curve.overridden, curve.true
+        p = bigaxis.power(np.concatenate([np.ravel(g) for g in (curve.true, curve.overridden,
+                                                                curve.numeric) if g is not None]))
+        true, overridden, numeric = (None if g is None else bigaxis.scaled(g, p)
+                                     for g in (curve.true, curve.overridden, curve.numeric))
+        bigaxis.set_units(bottom, p)
+        lims = marks.limits([true, overridden]) or marks.limits([numeric])
+        if true is not None and overridden is not None:
             # only where both are numbers: a NaN or inf has its lane, and shading it from 0
-            # (or from 1.8e308) would draw a value that is not there
-            finite = np.isfinite(over) & np.isfinite(true)
-            differ = finite & ~np.isclose(over, true, rtol=1e-6, atol=1e-12)
+            # (or from 1.8e308) would draw a value that is not there; compared as computed
+            # (atol 1e-12 in units of 10^308 would take every gradient for 0)
+            finite = np.isfinite(curve.overridden) & np.isfinite(curve.true)
+            differ = finite & ~np.isclose(curve.overridden, curve.true, rtol=1e-6, atol=1e-12)
             if differ.any():
-                bottom.fill_between(x, np.where(finite, over, 0.0), np.where(finite, true, 0.0),
+                bottom.fill_between(x, np.where(finite, overridden, 0.0), np.where(finite, true, 0.0),
                                     where=differ, color=VERMILLION, alpha=0.16, linewidth=0,
                                     label="overridden ≠ true")
         _axes(bottom, x, [
-            ("true derivative", curve.true, BLUE, "-", None),
-            ("overridden gradient (used by training)", curve.overridden, VERMILLION, "--", None),
-            ("numeric derivative (central differences)", curve.numeric, GREEN, ":", "o")], lims)
+            ("true derivative", true, BLUE, "-", None),
+            ("overridden gradient (used by training)", overridden, VERMILLION, "--", None),
+            ("numeric derivative (central differences)", numeric, GREEN, ":", "o")], lims)
         bottom.set_ylabel(printable(text.ylabel(1, f"{grad} (gradient)")))
         bottom.set_xlabel(f"{swept}: input value swept" if text.xlabel is None else printable(text.xlabel))
         # below the axes: "best" does not avoid the shaded region (a fill is not a line)
-        bottom.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
+        bigaxis.set_units(bottom, x_p, "x")
+        bottom.legend(*_noted(bottom, p, x_p), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
         fit.figure(fig, legend_share=0.4)
     return fig
+
+
+def _noted(ax, p: int | None, x_p: int | None = None) -> tuple[list, list]:
+    """The axes' legend entries, and the words for a y (x) axis in units of 10^p (x_p)."""
+    from matplotlib.lines import Line2D
+    handles, labels = ax.get_legend_handles_labels()
+    for power, which in ((p, "y"), (x_p, "x")):
+        if power is not None:
+            handles.append(Line2D([], [], linestyle="none"))
+            labels.append(bigaxis.note(power, which))
+    return handles, labels
 
 
 def _axes(ax, x, series: list, lims) -> None:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..printable import printable
 from ..sweep.stats import column_stats, zero_true
-from . import fit, logaxis, marks, pyplot
+from . import bigaxis, fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import BAND_ALPHA, line_style, marked, styled
 from .sweep_dir import SweepDir, check_column, check_key, fail, is_number, number, run_doc, selected
@@ -300,18 +300,26 @@ def sweep_figure(title: str, series: SweepSeries, text: FigureText | None = None
         if log:  # before anything is drawn: a linear autoscale of 1.8e308 overflows
             logaxis.set_log(ax, "y", logaxis.limits(np.concatenate(
                 [np.concatenate([line.mean, *series.band(line)]) for line in series.lines])))
+        # a linear axis reaching 1e300 (-1.7e308, or 0 and 1.7e308) in units of 10^p: in
+        # float64's own units matplotlib's locator and margins pass its max (internal error)
+        p = None if log else bigaxis.power(np.concatenate(
+            [np.concatenate([line.mean, *series.band(line)]) for line in series.lines]))
+        bigaxis.set_units(ax, p)
         for i, line in enumerate(series.lines):
             label = f"{printable(text.name(line.label))} ({sizes(line.n)})"
             if under[i] is not None:
                 label += f", overlaps {printable(text.name(under[i]))}"
-            _line(ax, series, line, i, label, log, wider=sum(
+            shown = line if p is None else replace(
+                line, mean=bigaxis.scaled(line.mean, p), std=bigaxis.scaled(line.std, p))
+            _line(ax, series, shown, i, label, log, wider=sum(
                 u == line.label for u in under[i + 1:]))
         _x_axis(ax, plt, series)
         ax.set_xlabel(printable(text.xlabel) if text.xlabel is not None else
                       STEP_LABEL if series.curve else f"{printable(series.x_key)} (swept)")
         ax.set_ylabel(printable(text.ylabel(0, series.y_column)))
         handles, labels = ax.get_legend_handles_labels()
-        for note in series.notes():  # left out runs are said, not silently dropped
+        for note in series.notes() + ([bigaxis.note(p)] if p is not None else []):
+            # left out runs are said, not silently dropped; an axis in units of 10^p too
             handles.append(plt.Line2D([], [], linestyle="none"))
             labels.append(textwrap.fill(note, NOTE_WIDTH))  # wrapped: fit would cut it
         title_text = (text.legend_title if text.legend_title is not None

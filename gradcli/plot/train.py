@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..printable import printable
-from . import fit, logaxis, marks, pyplot
+from . import bigaxis, fit, logaxis, marks, pyplot
 from .fit import middle
 from .style import line_style, marked, styled
 from .text import FigureText
@@ -209,6 +209,15 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
         # decades inside float64's range (a loss of 6e307 padded by matplotlib passed it:
         # inf limits, one tick label, overflow warnings)
         logaxis.set_log(ax, "y", logaxis.limits(np.concatenate(values)), nonpositive="mask")
+    # a linear axis reaching 1e300 (-1.7e308, or 0 and 1.7e308) in units of 10^p: in float64's
+    # own units matplotlib's locator, margins and the lanes pass its max (internal error)
+    p = None if log or not values else bigaxis.power(np.concatenate(values))
+    if p is not None:
+        drawn = [(name, bigaxis.scaled(y, p), *rest) for name, y, *rest in drawn]
+        finals = [(label, {**final, "value": float(bigaxis.scaled(final["value"], p))}, i)
+                  for label, final, i in finals]
+        values = [bigaxis.scaled(v, p) for v in values]
+        bigaxis.set_units(ax, p)
     under, depth = overlaps([(name, y) for name, y, *_ in drawn], log)
     # each line's NaN and inf marks in a lane of their own, as plot curve's; a run's final
     # value shares its loss line's lanes (the loss line is named by the run's label)
@@ -253,7 +262,12 @@ def _quantity(ax, quantity: str, runs: list) -> tuple[list, list]:
             star_lines.append((line, f"{final['label']}{line.get_label()[len(name):]}"))
     if bottom or top:
         _make_room(ax, values, log, bottom, top, levels)
-    return _legend_entries(ax, star_lines)
+    handles, labels = _legend_entries(ax, star_lines)
+    if p is not None:  # said in words too: a reader may miss the unit above the axis
+        from matplotlib.lines import Line2D
+        handles.append(Line2D([], [], linestyle="none"))
+        labels.append(bigaxis.note(p))
+    return handles, labels
 
 
 def _make_room(ax, values: list, log: bool, bottom: int, top: int, levels: dict) -> None:
