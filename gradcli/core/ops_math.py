@@ -290,10 +290,7 @@ def where(cond, a, b) -> Tensor:
     cond = convert(cond)
     if cond.dtype.kind != "b":
         raise GraphError(f"where() needs a boolean condition, got {cond.dtype}")
-    for number, tensor in ((a, b), (b, a)):
-        if isinstance(tensor, Tensor):
-            no_float_number("where", number, tensor.dtype)
-    a, b = _pair(a, b, "where")
+    a, b = _pair(a, b, "where")  # a float number beside an integer branch refused there too
     return make_elementwise("where", OPS["where"].kernel, (cond, a, b))
 
 
