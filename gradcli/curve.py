@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backends, runner
+from . import backends, render, runner
 from .errors import GradcliError
 from .fd import element_difference
 from .record import record
@@ -45,6 +45,8 @@ class Curve:
     overridden: np.ndarray | None
     numeric: np.ndarray
     chosen: str = ""      # why that element: "" when asked for (--element), else the rule's words
+    batch: str = ""       # a data spec's "on the first training batch (8 rows of X), before
+                          # training" (render.batch_note: the run tables' words), else ""
 
 
 LARGEST = "the largest |overridden gradient| at the spec's values"
@@ -228,7 +230,7 @@ def _sweep(experiment, name, backend, span, points, program, element, output) ->
                                               value[element] - step, base.dtype) / (2 * step))
     return Curve(experiment.name, backend or experiment.backend, f"{out}{_index_text(at)}", name,
                  _index_text(element), xs, np.array(forward), _series(true), _series(overridden),
-                 np.array(numeric), chosen)
+                 np.array(numeric), chosen, render.batch_note(experiment))
 
 
 def _index_text(index: tuple) -> str:
