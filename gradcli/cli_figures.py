@@ -70,6 +70,9 @@ def plot() -> None:
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--input", "name", default=None, help="The input to sweep (default: the first "
               "float input in wrt).")
+@click.option("--of", "of", default=None, metavar="NAME",
+              help="The output drawn, by its name in the spec's outputs (default: the first "
+                   "output; the file is --output).")
 @click.option("--range", "span", default=None, metavar="LOW:HIGH",
               help="The values swept (default: the input's own min..max, widened).")
 @click.option("--points", type=int, default=401, show_default=True,
@@ -85,13 +88,14 @@ def plot() -> None:
 @max_memory
 @reports_errors
 @figure_text(renames=False)
-def plot_curve(spec, name, span, points, element, backend, overrides, output, max_memory,
+def plot_curve(spec, name, of, span, points, element, backend, overrides, output, max_memory,
                text) -> None:
     """The forward value, true derivative, overridden gradient and numeric derivative of
-    SPEC's first output along one element of one input (the straight-through figure): that
-    element takes each value of the range, while the input's other elements and the other
-    inputs keep the spec's values; the gradients drawn are with respect to that element (of
-    the output's same element, or its element 0, as the figure's title says)."""
+    one of SPEC's outputs (the first, or --of NAME) along one element of one input (the
+    straight-through figure): that element takes each value of the range, while the input's
+    other elements and the other inputs keep the spec's values; the gradients drawn are with
+    respect to that element (of the output's same element, or its element 0, as the figure's
+    title says)."""
     from . import curve
     from .plot import figure_bytes, figure_target
     from .plot.curve import curve_figure
@@ -103,9 +107,11 @@ def plot_curve(spec, name, span, points, element, backend, overrides, output, ma
         from .errors import GradcliError, did_you_mean  # every other unknown name gives
         hint = did_you_mean(name, list(experiment.inputs))
         raise GradcliError(curve.sweepable(experiment, name) + (f" ({hint})" if hint else ""))
+    of = curve.output_named(experiment, of)  # before any file is named: an unknown one exits 2
     target, fmt, shown = figure_target(output, experiment.name, "curve", [spec])
     data = curve.sweep(experiment, name or curve.first_input(experiment), backend=backend,
-                       span=span, points=points, max_memory=max_memory, element=element)
+                       span=span, points=points, max_memory=max_memory, element=element,
+                       output=of)
     outputs.write_file(target, figure_bytes(curve_figure(data, text), fmt), shown)
     _wrote(out, shown)
 

@@ -4,12 +4,13 @@ One element of the input (by default the one whose overridden gradient is
 largest in magnitude at the spec's own values: element 0 of a digits network's
 first weights may multiply a pixel that is always 0) takes each value of the
 sweep in turn; its other elements and the other inputs keep the spec's values.
-The series are that element's gradients and the first output's same element
-(element 0 unless the output is shaped like the input), so the lower panel is
-the derivative of the upper one: for an elementwise spec, f(x), f'(x) and the
-gradient used in its place. (Setting every element to x instead, as before,
-drew a weight matrix's loss with all its weights equal -- a flat or odd curve
-whose slope was the sum of every element's derivative, not the one drawn.)
+The series are that element's gradients and the output's same element
+(element 0 unless the output is shaped like the input; the spec's first output
+unless --of names another), so the lower panel is the derivative of the upper
+one: for an elementwise spec, f(x), f'(x) and the gradient used in its place.
+(Setting every element to x instead, as before, drew a weight matrix's loss
+with all its weights equal -- a flat or odd curve whose slope was the sum of
+every element's derivative, not the one drawn.)
 The spec is built once; each point replays it with a new input value (the
 numpy core assigns a variable; eager frameworks build again).
 Plain numpy arrays out: the plot only draws them.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backends, runner
+from . import backends, render, runner
 from .errors import GradcliError
 from .fd import element_difference
 from .record import record
@@ -44,6 +45,8 @@ class Curve:
     overridden: np.ndarray | None
     numeric: np.ndarray
     chosen: str = ""      # why that element: "" when asked for (--element), else the rule's words
+    batch: str = ""       # a data spec's "on the first training batch (8 rows of X), before
+                          # training" (render.batch_note: the run tables' words), else ""
 
 
 LARGEST = "the largest |overridden gradient| at the spec's values"
@@ -136,6 +139,20 @@ def sweepable(experiment, name: str) -> str | None:
     return None
 
 
+def output_named(experiment, name: str | None) -> str:
+    """The output drawn: `name` (--of), or the spec's first output; a clear error naming the
+    outputs for any other name."""
+    names = [o.name for o in experiment.outputs]
+    if name is None:
+        return names[0]
+    if name in names:
+        return name
+    from .errors import did_you_mean
+    hint = did_you_mean(name, names)
+    raise GradcliError(f"--of {name}: the spec has no output {name!r} (outputs: {', '.join(names)})"
+                       + (f"; {hint}" if hint else ""))
+
+
 def first_input(experiment) -> str:
     """The input swept when none is named: the first one that can be."""
     for name in experiment.inputs:
@@ -158,18 +175,20 @@ def elementwise_inputs(result) -> list[str]:
 
 def sweep(experiment, name: str, *, backend: str | None = None, span: tuple | None = None,
           points: int = POINTS, program=None, max_memory: int | None = None,
-          element: tuple | None = None) -> Curve:
+          element: tuple | None = None, output: str | None = None) -> Curve:
     """Replay the spec at every point of the sweep; program reuses an already built one.
     `element`: the input's element whose gradients are drawn (default: the largest
-    |overridden gradient| at the spec's own values).
+    |overridden gradient| at the spec's own values); `output`: the output drawn (default:
+    the spec's first).
 
     The build and every replay run under the same memory budget as runner.run.
     """
     with runner.budget(max_memory):
-        return _sweep(experiment, name, backend, span, points, program, element)
+        return _sweep(experiment, name, backend, span, points, program, element, output)
 
 
-def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
+def _sweep(experiment, name, backend, span, points, program, element, output) -> Curve:
+    out = output_named(experiment, output)
     problem = sweepable(experiment, name)
     if problem:
         raise GradcliError(problem)
@@ -179,7 +198,6 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
     if element is not None:
         check_element(name, base.shape, element)
     program = program or backends.build(experiment, backend)
-    out = experiment.outputs[0].name
     chosen = ""
     if element is None:
         chosen = LARGEST if base.ndim else ""
@@ -212,7 +230,7 @@ def _sweep(experiment, name, backend, span, points, program, element) -> Curve:
                                               value[element] - step, base.dtype) / (2 * step))
     return Curve(experiment.name, backend or experiment.backend, f"{out}{_index_text(at)}", name,
                  _index_text(element), xs, np.array(forward), _series(true), _series(overridden),
-                 np.array(numeric), chosen)
+                 np.array(numeric), chosen, render.batch_note(experiment))
 
 
 def _index_text(index: tuple) -> str:

@@ -168,10 +168,15 @@ def values_table(result) -> TablePart | None:
 def first_batch(result) -> str:
     """A data spec's values and gradients are those of the first training batch (docs/data.md):
     its size would otherwise read as the data set's."""
-    data = result.experiment.data
-    if data is None or data.features not in result.experiment.inputs:
+    return batch_note(result.experiment)
+
+
+def batch_note(experiment) -> str:
+    """first_batch's words for a loaded spec (also under `plot curve`'s title), "" without data."""
+    data = getattr(experiment, "data", None)
+    if data is None or data.features not in experiment.inputs:
         return ""
-    rows = np.shape(result.experiment.inputs[data.features].value)[0]
+    rows = np.shape(experiment.inputs[data.features].value)[0]
     return (f"on the first training batch ({rows} row{'s' * (rows != 1)} of {data.features}), "
             "before training")
 

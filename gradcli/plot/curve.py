@@ -35,6 +35,8 @@ def curve_figure(curve, text: FigureText | None = None):
         if curve.element:  # which element moves, and why that one; the others stay put
             title.append(f"{swept} swept" + (f" ({curve.chosen})" if curve.chosen else "")
                          + f"; the other elements of {name} keep the spec's values")
+        if curve.batch:  # a data spec: the first batch's features, as the run tables say
+            title.append(curve.batch)
         subtitle = ("\n".join(textwrap.fill(printable(t), 90) for t in title)
                     if text.subtitle is None else printable(text.subtitle))
         top.set_title(subtitle, fontsize=9.5)
