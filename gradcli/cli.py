@@ -159,7 +159,7 @@ def run(specs, backend, overrides, fmt, output, quiet, strict, no_numeric, max_m
     for path in specs:
         outcome = attempt(path, lambda path=path: runner.run(
             check_one(path, overrides, strict, err, output), backend=backend, numeric=not no_numeric,
-            progress=progress(err, quiet), max_memory=max_memory), err)
+            progress=progress(err, quiet), max_memory=max_memory), err, quiet and fmt == "table")
         if fmt == "table":
             _show_table(outcome, out, err, quiet, to_file=output is not None)
             if not isinstance(outcome, Failure):  # shown: its tensors need not wait for the

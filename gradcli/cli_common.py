@@ -230,9 +230,11 @@ class Failure:
     exit_code: int
 
 
-def attempt(path, work, err: Console):
+def attempt(path, work, err: Console, quiet: bool = False):
     """work() for one spec; a failure is reported beside the spec and returned, so the
-    other specs still run (KeyboardInterrupt still stops everything)."""
+    other specs still run (KeyboardInterrupt still stops everything). quiet (`run -q`): a
+    training stopped on a non-finite loss (on_nonfinite: error, exit 1, the only failure
+    with that code) is the spec's FAILED line, as quiet_summary counts it, not an error."""
     try:
         return work()
     except outputs.OutputError:
@@ -246,8 +248,14 @@ def attempt(path, work, err: Console):
         if isinstance(exc, (GradcliError, MemoryError)):
             if isinstance(exc, MemoryError):
                 message = f"{path}: {OUT_OF_MEMORY}"
-            err.print(error_line(message), soft_wrap=True)
-            return Failure(path, message, getattr(exc, "exit_code", 2))
+            code = getattr(exc, "exit_code", 2)
+            if quiet and code == 1:
+                from .render import quiet_stopped
+
+                err.print(quiet_stopped(getattr(exc, "name", "") or path, str(exc)), soft_wrap=True)
+            else:
+                err.print(error_line(message), soft_wrap=True)
+            return Failure(path, message, code)
         err.print(internal_error(exc, f"{path}: "), soft_wrap=True)
         return Failure(path, f"internal error: {path}: {type(exc).__name__}: {exc}", 2)
 

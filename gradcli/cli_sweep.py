@@ -100,7 +100,8 @@ def sweep(spec, params, overrides, backend, seeds, jobs, use_dask, scheduler, ou
         place = results.ResultsDir(out, {"spec": path, "spec_text": text,
                                          "keys": list(the_grid.keys),
                                          "runs": [{"run": i, "params": p} for i, p in runs],
-                                         **({"set": list(sets)} if sets else {})})
+                                         **({"set": list(sets)} if sets else {}),
+                                         "name": base.name})  # what plot sweep, report title it
         place.open()
     docs = place.finished() if place is not None else {}
     todo = [(i, p) for i, p in runs if i not in docs]

@@ -369,6 +369,15 @@ def quiet_line(result) -> Text:
     return Text(f"FAILED {name}: " + printable("; ".join(result.expect.failures)), style="bold red")
 
 
+def quiet_stopped(name, text: str) -> Text:
+    """A spec's --quiet line when its training stopped on a non-finite loss under
+    on_nonfinite: error: FAILED, as the summary counts it (exit 1)."""
+    from rich.text import Text
+
+    return Text(f"FAILED {printable(name)}: training stopped: " + printable(text),
+                style="bold red")
+
+
 def quiet_summary(results, failures=()) -> str:
     """The last line of a --quiet run; a spec without expect ran but was not checked.
     failures: the specs that gave no result (cli_common.Failure). One with exit code 1 (a

@@ -1,6 +1,7 @@
 """A sweep's results directory: sweep.json, runs/<id>.json, results.csv, and resuming.
 
-    DIR/sweep.json        the spec's path and text, the swept keys and every run's params
+    DIR/sweep.json        the spec's path and text, the swept keys, every run's params and
+                          "name", the name the runs were given (after --set)
     DIR/runs/<id>.json    one per finished run: its JSON result plus "run", "params", "time"
                           (a failed run: "error" and "exit_code" instead of, or beside, it)
     DIR/results.csv       one row per finished run (columns: csv_columns)
@@ -317,9 +318,11 @@ def read_dir(path) -> SweepDir:
 
 
 def _name(meta: dict, spec_text: str, path: Path) -> str:
-    """The spec's name: sweep.json's "name", else the last `--set name=X` of the sweep (its
-    "set", which every run was loaded with), else the name: line of the spec's text, else
-    (no name: line) its file's stem, as a run names it (audit11 P2: the directory's name)."""
+    """The spec's name: sweep.json's "name" (gradcli sweep writes the name its runs were
+    given, --set applied). A directory written before it did: the last `--set name=X` of the
+    sweep (its "set", which every run was loaded with), else the name: line of the spec's
+    text, else (no name: line) its file's stem, as a run names it (audit11 P2: the directory's
+    name)."""
     if isinstance(meta.get("name"), str) and meta["name"]:
         return meta["name"]
     import yaml

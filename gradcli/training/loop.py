@@ -33,6 +33,7 @@ class NonfiniteLoss(GradcliError):
     """on_nonfinite: error, and the loss was NaN or infinite (exit code 1)."""
 
     exit_code = 1
+    name = ""  # the spec's (experiment.name), which `run -q` names on its FAILED line
 
 
 class Trainee(Protocol):
@@ -131,7 +132,9 @@ def train(trainee: Trainee, experiment, progress=lambda it, **kw: it) -> TrainRe
             if not math.isfinite(loss) and on_nonfinite != "continue":
                 found = checks.loss_birth(trainee.nonfinite(step, loss, None))
                 if on_nonfinite == "error":
-                    raise NonfiniteLoss(_stop_text(experiment, step, loss, found))
+                    stop = NonfiniteLoss(_stop_text(experiment, step, loss, found))
+                    stop.name = experiment.name
+                    raise stop
                 record.nonfinite = record.nonfinite or found
                 record.stopped = {"step": step, "reason": "non-finite loss", "nonfinite": found}
                 break

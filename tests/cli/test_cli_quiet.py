@@ -1,6 +1,7 @@
 """--quiet: one unwrapped line per spec on stderr; the tool formats stay whole; no --output."""
 import json
 
+import numpy as np
 from click.testing import CliRunner
 
 from gradcli.cli import cli
@@ -62,3 +63,42 @@ def test_a_non_finite_loss_under_on_nonfinite_error_is_counted_as_failed_not_as_
     assert result.stderr.splitlines()[-1] == "0 passed, 2 failed (1 on a non-finite loss), 1 error"
     document = json.loads(CliRunner().invoke(cli, ["run", str(blows), "--format", "json"]).stdout)
     assert document["exit_code"] == 1 and set(document) == {"path", "error", "exit_code"}
+
+
+STOPS = ("inputs: {w: [1.0]}\noutputs: {loss: sum(log(w))}\n"
+         "train: {optimizer: {name: sgd, lr: 10.0}, steps: 5, on_nonfinite: error}\n")
+
+
+def test_a_training_stopped_on_a_non_finite_loss_has_a_failed_line_under_quiet(tmp_path):
+    """--help promises each spec's line says passed, FAILED or ran: the spec whose training
+    stopped (exit 1, counted as failed by the summary) said `error: ...` instead."""
+    # the oracle: sgd on loss = log(w), dloss/dw = 1/w, from w = 1 with lr 10
+    w = np.array([1.0])
+    losses = []
+    for _ in range(5):
+        with np.errstate(invalid="ignore"):
+            losses.append(float(np.sum(np.log(w))))
+        if not np.isfinite(losses[-1]):
+            break
+        w = w - 10.0 * (1.0 / w)
+    assert losses[0] == 0.0 and np.isnan(losses[1]) and len(losses) == 2  # w = -9 at step 1
+    stops = tmp_path / "stops.yaml"
+    stops.write_text(STOPS)
+    passing = tmp_path / "passing.yaml"
+    passing.write_text("name: fine\ninputs:\n  x: [1.0]\noutputs:\n  y: sum(x)\n"
+                       "expect:\n  values: {y: 1.0}\n")
+    result = CliRunner().invoke(cli, ["run", str(stops), spec(tmp_path, "unmet"), str(passing),
+                                      "-q"], env={"COLUMNS": "40"})
+    assert result.exit_code == 1
+    assert result.stdout == ""  # every FAILED line is on stderr, as the unmet expect's
+    lines = result.stderr.splitlines()
+    assert not [line for line in lines if line.startswith("error")]
+    assert [line.split(":")[0] for line in lines] == [
+        "FAILED stops", "FAILED unmet", "passed fine", "1 passed, 2 failed (1 on a non-finite loss)"]
+    # named as its runs are (no name: the file's stem); one line, never wrapped at 40 columns
+    assert lines[0] == (f"FAILED stops: training stopped: train.loss 'loss' is NaN at step 1; "
+                        f"born as NaN at log(w) ({stops}:2:21) (on_nonfinite: error)")
+    document = json.loads(CliRunner().invoke(cli, ["run", str(stops), "-q", "--format",
+                                                   "json"]).stdout)  # the tool formats as they were
+    assert document["exit_code"] == 1 and document["error"] == f"{stops}: " + lines[0].split(
+        "training stopped: ", 1)[1]

@@ -5,6 +5,7 @@ was subtitled "over 6 seeds", and a spec without `name:` was titled by the direc
 What is expected is counted here with json from the run files the sweep wrote."""
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -119,3 +120,57 @@ def test_a_sweep_with_set_name_is_titled_by_that_name_not_the_files_stem(tmp_pat
     assert {d["name"] for d in docs} == {"my sweep"}  # as its runs are named
     fig = drawn(monkeypatch, tmp_path, tmp_path / "swS", "--x", "step", "--y", "loss")
     assert fig._suptitle.get_text() == "my sweep"  # was "nsw", the file's stem
+
+
+def test_set_name_123_titles_the_figure_123_from_the_name_sweep_json_records(tmp_path,
+                                                                             monkeypatch):
+    """`--set name=123` names every run "123" (a --set value is read as YAML, the spec's
+    name: as text); plot sweep re-read the recorded --set with YAML, got the number 123 and
+    fell back to the file's stem. gradcli sweep now records the name it used."""
+    spec = tmp_path / "nsw.yaml"
+    spec.write_text(NAMELESS.replace("[0, 1, 2, 3, 4, 5]", "[0, 1]"))
+    out = tmp_path / "sw123"
+    result = CliRunner().invoke(cli, ["sweep", str(spec), "--out", str(out), "--jobs", "1",
+                                      "--set", "name=123"])
+    assert result.exit_code == 0, result.output
+    docs = [json.loads(p.read_text()) for p in sorted((out / "runs").glob("*.json"))]
+    assert len(docs) == 2 and {d["name"] for d in docs} == {"123"}
+    meta = json.loads((out / "sweep.json").read_text())
+    # spec-v2's keys all kept, as they were; "name" beside them
+    assert set(meta) == {"format", "spec", "spec_text", "keys", "runs", "set", "name"}
+    assert meta["name"] == "123" and meta["set"] == ["name=123"]
+    assert meta["format"] == "gradcli-sweep-1" and meta["spec_text"] == spec.read_text()
+    fig = drawn(monkeypatch, tmp_path, out, "--x", "step", "--y", "loss")
+    assert fig._suptitle.get_text() == "123"  # was "nsw", the file's stem
+
+
+@pytest.mark.parametrize("sets, title", [([], "nsw"), (["--set", "name=my sweep"], "my sweep")])
+def test_a_sweep_json_written_before_the_name_key_is_still_titled_and_resumed(
+        tmp_path, monkeypatch, sets, title):
+    """A directory from an earlier gradcli (sweep.json without "name") is titled as it was
+    (the recorded --set name=, else the spec's stem), and the same command resumes it."""
+    spec = tmp_path / "nsw.yaml"
+    spec.write_text(NAMELESS.replace("[0, 1, 2, 3, 4, 5]", "[0, 1]"))
+    out = tmp_path / "old"
+    args = ["sweep", str(spec), "--out", str(out), "--jobs", "1", *sets]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    meta = json.loads((out / "sweep.json").read_text())
+    del meta["name"]
+    (out / "sweep.json").write_text(json.dumps(meta, indent=2) + "\n")
+    fig = drawn(monkeypatch, tmp_path, out, "--x", "step", "--y", "loss")
+    assert fig._suptitle.get_text() == title
+    (out / "runs" / "1.json").unlink()
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["0.json", "1.json"]
+    assert "name" not in json.loads((out / "sweep.json").read_text())  # left as it was
+    fig = drawn(monkeypatch, tmp_path, out, "--x", "step", "--y", "loss")
+    assert fig._suptitle.get_text() == title
+
+
+def test_the_example_sweep_directory_without_the_name_key_is_titled_by_its_specs_name(
+        tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[2] / "docs" / "examples" / "ste-binary-weights-sweep"
+    assert "name" not in json.loads((root / "sweep.json").read_text())
+    fig = drawn(monkeypatch, tmp_path, root, "--x", "train.optimizer.lr", "--y", "final_loss")
+    assert fig._suptitle.get_text() == "ste-binary-weights"
