@@ -101,6 +101,8 @@ class Arguments:
         elif name == "cast":
             attrs["dtype"] = np.dtype(str(attrs["dtype"])).name
         elif name == "one_hot":
+            if np.dtype(kit.dtype_name(inputs[0])).kind not in "iu":  # as the core: no NodeDef
+                raise GraphError(f"one_hot() needs integer indices, got {kit.dtype_name(inputs[0])}")
             attrs["depth"] = int(attrs["depth"])
             attrs["dtype"] = self.dtype.name
         elif spec.family == "along_axis":

@@ -15,7 +15,7 @@ from . import budget as budgets
 from . import shapes
 from .building import make_elementwise, make_lazy, make_op, refuse_dtype
 from .graph import Tensor, current_value
-from .ops_math import convert, no_float_number, one_dtype, unary
+from .ops_math import convert, no_booleans, no_float_number, one_dtype, unary
 
 
 def _axis_attrs(x: Tensor, axis, keepdims: bool) -> dict:
@@ -190,7 +190,7 @@ def zero_out(x) -> tuple[Tensor, Tensor]:
 
 def max_with_argmax(x, axis=-1) -> tuple[Tensor, Tensor]:
     """(max along axis, its integer index); the index is not differentiable."""
-    x = convert(x)
+    (x,) = no_booleans("max_with_argmax", (convert(x),))  # TensorFlow's top_k has no bool
     axis = shapes.one_axis(axis, x.shape)
     kernel = functools.partial(OPS["max_with_argmax"].kernel, axis=axis)
     return make_op("max_with_argmax", kernel, (x,), {"axis": axis}, n_outputs=2).outputs

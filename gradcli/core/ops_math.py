@@ -168,8 +168,11 @@ def no_float_number(type_: str, value, beside) -> None:
         return
     if np.asarray(value).dtype.kind == "f":
         shown = repr(value) if not isinstance(value, np.ndarray) else repr(value.tolist())
-        raise GraphError("%s; %s" % float_number(type_, shown, str(np.dtype(beside)),
-                                                 like="float64"))
+        # the spec's float dtype is not known here (the numpy core has none; the eager
+        # backends ask here too): the hint casts like a float tensor of the spec, as
+        # refused_dtype's, right in a float32 spec as in a float64 one
+        raise GraphError("%s; %s, x a float tensor" % float_number(
+            type_, shown, str(np.dtype(beside)), like="dtype(x)"))
 
 
 def unary(type_: str, kernel, x, attrs: dict | None = None) -> Tensor:

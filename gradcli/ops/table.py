@@ -200,13 +200,14 @@ def refused_dtype(op_name: str, dtype_name: str) -> str | None:
 
 def no_boolean_kernel(spec) -> bool:
     """Whether TensorFlow 2.21 has no boolean kernel for this op (NO_BOOLEAN_KERNEL)."""
-    return ((spec.family in ("unary", "binary") or spec.name == "clip")
+    return ((spec.family in ("unary", "binary") or spec.name in ("clip", "max_with_argmax"))
             and spec.name not in BOOLEAN_KERNELS and spec.name not in FLOAT_ONLY)
 
 
 # The one- and two-input ops that TensorFlow 2.21 runs on booleans: every other one (add, sub,
-# mul, div, pow, neg, abs, sign, square, maximum, minimum, <, <=, >, >=, @, exp, ...) and clip
-# have no boolean kernel there ("Value for attr 'T' of bool is not in the list of allowed
+# mul, div, pow, neg, abs, sign, square, maximum, minimum, <, <=, >, >=, @, exp, ...), clip and
+# max_with_argmax (its values are tf.math.top_k(x, 1)'s, a max, as reduce_max's) have no boolean
+# kernel there ("Value for attr 'T' of bool is not in the list of allowed
 # values"; truediv: "Invalid dtype tf.bool in __truediv__"), where numpy would answer True + True
 # = True and torch and jax much of it too.
 BOOLEAN_KERNELS = frozenset({"identity", "zeros_like", "ones_like", "logical_not", "equal",

@@ -35,6 +35,9 @@ from gradcli.spec.arrays import FLOAT_DTYPES
 from gradcli.spec.model import Experiment, Expr, Location
 
 NUMBER = "number"
+# the key under which visit gives a check the lets in scope that hold a bare number or list of
+# numbers (name -> its Expr): `two: 2.0` is a number at run time, taking the dtype beside it
+NUMBER_LETS = "number lets"
 # ops whose value has the dtype of their first tensor argument
 SAME_DTYPE = frozenset({"getitem", "reshape", "transpose", "identity", "stop_gradient",
                         "zeros_like", "ones_like", "sum", "mean", "max", "min", "prod"})
@@ -49,43 +52,50 @@ def visit(exp: Experiment, *checks) -> None:
     floats = [n for n, spec in exp.inputs.items() if spec.dtype in FLOAT_DTYPES]
     like = f"dtype({floats[0]})" if floats else exp.dtype
     known = {n: spec.dtype for n, spec in exp.inputs.items()}
+    numbers: dict[str, Expr] = {}  # the lets holding a bare number (NUMBER_LETS)
     functions: dict[str, str | None] = {}
 
-    def seen(expr: Expr, names: dict, key: str, like: str) -> dict:
+    def seen(expr: Expr, names: dict, key: str, like: str, held: dict) -> dict:
         dtypes = node_dtypes(expr.node, names, functions)
+        dtypes[NUMBER_LETS] = held
         for check in checks:
             check(expr, dtypes, key, like)
         return dtypes
 
     for fname, fn in exp.functions.items():  # a function calls only those above it
         local: dict[str, str | None] = {}  # its arguments' dtypes are the caller's: unknown
+        held: dict[str, Expr] = {}
         for name, expr in fn.lets:
-            _bind((name,), expr, seen(expr, local, f"functions.{fname}.let.{name}", exp.dtype),
-                  local)
-        dtypes = seen(fn.forward, local, f"functions.{fname}.forward", exp.dtype)
+            _bind((name,), expr, seen(expr, local, f"functions.{fname}.let.{name}", exp.dtype,
+                                      held), local, held)
+        dtypes = seen(fn.forward, local, f"functions.{fname}.forward", exp.dtype, held)
         for i, grad in enumerate(fn.grads):
             if grad is not None:
-                seen(grad, local, f"functions.{fname}.gradient[{i}]", exp.dtype)
+                seen(grad, local, f"functions.{fname}.gradient[{i}]", exp.dtype, held)
         functions[fname] = dtypes[id(fn.forward.node)]
     for name, spec in exp.register.items():
         for grad in spec.grads:
             if grad is not None:
-                seen(grad, {}, f"register.{name}", exp.dtype)
+                seen(grad, {}, f"register.{name}", exp.dtype, {})
     for let in exp.lets:
-        _bind(let.names, let.expr, seen(let.expr, known, f"let.{', '.join(let.names)}", like),
-              known)
+        _bind(let.names, let.expr, seen(let.expr, known, f"let.{', '.join(let.names)}", like,
+                                        numbers), known, numbers)
     for out in exp.outputs:
-        _bind((out.name,), out.expr, seen(out.expr, known, f"outputs.{out.name}", like), known)
+        _bind((out.name,), out.expr, seen(out.expr, known, f"outputs.{out.name}", like, numbers),
+              known)
     if exp.train is not None:
         for section in ("constraints", "metrics"):
             for name, expr in getattr(exp.train, section).items():
-                seen(expr, known, f"train.{section}.{name}", like)
+                seen(expr, known, f"train.{section}.{name}", like, numbers)
 
 
-def _bind(names: tuple, expr: Expr, dtypes: dict, known: dict) -> None:
+def _bind(names: tuple, expr: Expr, dtypes: dict, known: dict, numbers: dict | None = None) -> None:
     if len(names) == 1:
         dtype = dtypes[id(expr.node)]
         known[names[0]] = None if dtype == NUMBER else dtype
+        values = list(_numbers(expr.node, dtypes[NUMBER_LETS])) if numbers is not None else []
+        if values and None not in values:  # a let holding a bare number (or a let holding one)
+            numbers[names[0]] = expr
 
 
 def refuse_mixed_dtypes(expr: Expr, dtypes: dict, key: str, like: str) -> None:
@@ -113,36 +123,53 @@ def refuse_float_numbers(expr: Expr, dtypes: dict, key: str, like: str) -> None:
     number to the tensor's dtype and refuses a float (a check for visit; every backend refuses
     it at run time in the same words, core/ops_math.no_float_number)."""
     found = []
+    lets = dtypes.get(NUMBER_LETS, {})
     for node in walk(expr.node):
         if isinstance(node, (ListExpr, Call)):
             operands = _shared_operands(node)  # none for an op without a shared dtype
             tensor = next((o for o in operands if dtypes[id(o)] in ("int32", "int64")), None)
-            number = next((o for o in operands if _float_number(o)), None)
+            number = next((o for o in operands if _float_number(o, lets)), None)
             if tensor is not None and number is not None:
                 found.append((node.pos, node, tensor, number))
     if found:
         _, node, tensor, number = min(found, key=lambda f: f[0])
         name = node.func if isinstance(node, Call) else "stack"
-        text = Place(expr, tensor).text
-        message, hint = float_number(name, Place(expr, number).text, dtypes[id(tensor)],
-                                     text, like)
+        text, shown = Place(expr, tensor).text, Place(expr, number).text
+        held = _held(number, lets)
+        if held is not None:  # a let holding the number: both its name and its number
+            shown = f"{shown} (= {Place(held, held.node).text})"
+        message, hint = float_number(name, shown, dtypes[id(tensor)], text, like)
         raise spec_error(expr, node.pos, message, key, hint)
 
 
-def _float_number(node) -> bool:
-    """Whether node is a bare float number, or a list of numbers holding one."""
-    values = list(_numbers(node))
+def _float_number(node, lets: dict) -> bool:
+    """Whether node is a bare float number, or a list of numbers holding one (either of them
+    held by a let: lets, NUMBER_LETS)."""
+    values = list(_numbers(node, lets))
     return bool(values) and None not in values and any(type(v) is float for v in values)
 
 
-def _numbers(node):
-    """The numbers of a bare number or (nested) list of them; None for anything else."""
+def _held(node, lets: dict):
+    """The Expr of the number a let name holds (through lets holding lets), or None."""
+    while isinstance(node, Name) and node.id in lets:
+        held = lets[node.id]
+        if not isinstance(held.node, Name):
+            return held
+        node = held.node
+    return None
+
+
+def _numbers(node, lets: dict):
+    """The numbers of a bare number or (nested) list of them, a let name holding one seen
+    through (lets: name -> Expr, NUMBER_LETS); None for anything else."""
     if isinstance(node, Const):
         yield node.value if isinstance(node.value, (int, float)) and type(node.value) is not bool \
             else None
     elif isinstance(node, ListExpr):
         for item in node.items:
-            yield from _numbers(item)
+            yield from _numbers(item, lets)
+    elif isinstance(node, Name) and node.id in lets:
+        yield from _numbers(lets[node.id].node, lets)
     else:
         yield None
 
