@@ -20,6 +20,7 @@ from ..ops.table import (
     NO_BOOLEAN_KERNEL,
     boolean_arithmetic,
     mixed_dtypes,
+    non_integer_indices,
     refused_dtype,
     same_dtype_params,
 )
@@ -32,6 +33,7 @@ class Arguments:
         values = dict(spec.defaults)
         values.update(zip(spec.params, args))
         values.update(kwargs)
+        shared = same_dtype_params(spec)
         if spec.variadic:
             items = values[spec.params[0]]
             items = list(items) if isinstance(items, (list, tuple)) else [items]
@@ -45,14 +47,12 @@ class Arguments:
             like = next((v for v in tensors if self.is_float(v)), None)  # else an integer one
             like = like if like is not None else next(
                 (v for v in tensors if self.kit.dtype_name(v) != "bool"), None)
-            shared = same_dtype_params(spec)
             if shared:  # TensorFlow converts a number to the tensor's dtype: no float to an int
                 operands = [values[p] for p in shared]
                 self._no_float_number(spec.name, operands, next(
                     (v for v in operands if self.kit.is_tensor(v)), None))
             inputs = [self._convert(v, like) for v in raw]
             attrs = {p: values[p] for p in spec.params if p not in spec.tensor_params}
-        shared = same_dtype_params(spec)
         if shared:  # TensorFlow's rule on every framework: one dtype, no promotion
             same = inputs if spec.variadic else [
                 t for p, t in zip(spec.tensor_params, inputs) if p in shared]
@@ -102,7 +102,7 @@ class Arguments:
             attrs["dtype"] = np.dtype(str(attrs["dtype"])).name
         elif name == "one_hot":
             if np.dtype(kit.dtype_name(inputs[0])).kind not in "iu":  # as the core: no NodeDef
-                raise GraphError(f"one_hot() needs integer indices, got {kit.dtype_name(inputs[0])}")
+                raise GraphError(non_integer_indices("one_hot", kit.dtype_name(inputs[0])))
             attrs["depth"] = int(attrs["depth"])
             attrs["dtype"] = self.dtype.name
         elif spec.family == "along_axis":

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import GraphError
 from ..ops import OPS, OpSpec
 from ..ops import kernels as _kernels
-from ..ops.table import DTYPE_REFUSING
+from ..ops.table import DTYPE_REFUSING, non_integer_indices
 from . import budget as budgets
 from . import shapes
 from .building import make_elementwise, make_lazy, make_op, refuse_dtype
@@ -109,7 +109,7 @@ def _same_dtype(values, what: str) -> tuple[Tensor, ...]:
 def one_hot(indices, depth: int, dtype=np.float64) -> Tensor:
     indices = convert(indices)
     if indices.dtype.kind not in "iu":
-        raise GraphError(f"one_hot() needs integer indices, got {indices.dtype}")
+        raise GraphError(non_integer_indices("one_hot", indices.dtype.name))
     depth = int(depth)
     kernel = functools.partial(OPS["one_hot"].kernel, depth=depth, dtype=dtype)
     # its dtype among the attributes, as the eager backends have it: the memory budget

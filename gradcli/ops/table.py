@@ -134,6 +134,12 @@ def same_dtype_params(spec) -> tuple:
 DTYPE_ORDER = ("bool", "int32", "int64", "float32", "float64")  # a hint casts up this order
 
 
+def non_integer_indices(op_name: str, dtype_name: str) -> str:
+    """Why an op that takes indices (one_hot) refuses a float or boolean tensor of them, in the
+    words of the numpy core and of the eager backends (TensorFlow's own error is a NodeDef)."""
+    return f"{op_name}() needs integer indices, got {dtype_name}"
+
+
 def mixed_dtypes(op_name: str, dtypes, arguments=None) -> tuple:
     """(why an op on tensors of two dtypes is refused, what to write instead), in the words of
     every backend and of the loader (spec/dtypes.py). arguments: the two operands' texts,
